@@ -1,0 +1,50 @@
+"""`vllm-triage explain`: the Report and the findings of one issue, readable, for rule authors."""
+
+from __future__ import annotations
+
+from bot.report import parse
+from bot.rules import RuleSet
+
+
+def _value(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def explain(title: str, body: str, rules: RuleSet) -> str:
+    report = parse(title, body)
+    out: list[str] = [f"title:        {report.title!r}", f"kind:         {report.kind} (from {report.kind_source})"]
+    out.append("sections:")
+    out += [f"  ### {s.heading}{'  (empty)' if s.empty else ''}" for s in report.sections] or ["  (none)"]
+    placeholder = "  (section holds the template placeholder)" if report.environment_placeholder else ""
+    out.append("environment:" + placeholder)
+    for key, value in report.environment.as_dict().items():
+        if value not in (None, [], 0):
+            out.append(f"  {key:22s} {_value(value)}")
+    out.append(f"model:        {report.model}")
+    out.append(f"architectures: {', '.join(report.architectures) or '-'}")
+    out.append("flags:")
+    out += [f"  {k:30s} {_value(v)}" for k, v in sorted(report.flags.items())] or ["  (none)"]
+    out.append("commands:")
+    out += [f"  [{c.entrypoint}] {c.raw[:160]}" for c in report.commands] or ["  (none)"]
+    out.append("tracebacks:")
+    for i, tb in enumerate(report.tracebacks, 1):
+        out.append(f"  #{i}{' in ' + tb.process if tb.process else ''}:")
+        for exc in tb.chain:
+            vllm_frames = [f for f in exc.frames if f.is_vllm][-3:]
+            out.append(f"    {exc.type}: {exc.first_line[:160]}")
+            out += [f"      at {f.file}:{f.line} in {f.function}" for f in vllm_frames]
+    out.append("exceptions (root cause last):")
+    out += [f"  {e.type}: {e.first_line[:160]}  [{e.source}]" for e in report.exceptions] or ["  (none)"]
+    if report.error_lines:
+        out.append("error lines:")
+        out += [f"  {line[:160]}" for line in report.error_lines[:10]]
+    out.append(f"needs_info:   {', '.join(report.needs_info) or '-'}")
+    findings = rules.evaluate(report)
+    out.append("findings:")
+    for f in findings:
+        out.append(f"  {f.rule} ({f.confidence:.2f}) {f.title}  labels: {', '.join(f.labels)}")
+        out += [f"    - {ev.condition}  =>  {ev.matched[:160]!r}" for ev in f.evidence]
+    if not findings:
+        out.append("  (none)")
+    return "\n".join(out)

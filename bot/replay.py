@@ -1,0 +1,125 @@
+"""Replay: run the whole pipeline over an exported issue list, offline, in creation order."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from bot.export import ExportProblem, IssueRecord, read_export
+from bot.rules import RuleSet
+from bot.triage import SimilarIssues, Triage, triage
+
+
+@dataclass
+class ReplaySummary:
+    issues: int = 0
+    problems: list[ExportProblem] = field(default_factory=list)
+    labels: Counter = field(default_factory=Counter)
+    diagnoses: Counter = field(default_factory=Counter)
+    needs_info: int = 0
+    with_duplicates: int = 0
+    commented: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.issues / self.seconds if self.seconds > 0 else 0.0
+
+    def add(self, t: Triage) -> None:
+        self.issues += 1
+        self.labels.update(t.decision.labels)
+        self.diagnoses.update(f.rule for f in t.decision.findings)
+        self.needs_info += bool(t.decision.needs_info)
+        self.with_duplicates += bool(t.decision.duplicates)
+        self.commented += t.decision.comment is not None
+
+    def render(self) -> str:
+        lines = [f"{self.issues} issues in {self.seconds:.2f} s ({self.rate:.0f} issues/s); "
+                 f"{self.needs_info} need info, {self.with_duplicates} with duplicates, {self.commented} commented"]
+        if self.problems:
+            lines.append(f"{len(self.problems)} export lines skipped:")
+            lines += [f"  {p}" for p in self.problems[:20]]
+        if self.labels:
+            lines.append("labels:    " + ", ".join(f"{k} {v}" for k, v in self.labels.most_common()))
+        if self.diagnoses:
+            lines.append("diagnoses: " + ", ".join(f"{k} {v}" for k, v in self.diagnoses.most_common()))
+        return "\n".join(lines)
+
+
+class Indexer(SimilarIssues):
+    def add(self, number: int, report, findings, **kwargs) -> None: ...
+
+
+def load_sorted(path: str, problems: list[ExportProblem]) -> list[IssueRecord]:
+    issues: list[IssueRecord] = []
+    for item in read_export(path):
+        if isinstance(item, ExportProblem):
+            problems.append(item)
+        else:
+            issues.append(item)
+    issues.sort(key=lambda i: (i.created_at, i.number))
+    return issues
+
+
+def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
+           on_result: Callable[[IssueRecord, Triage], None], summary: ReplaySummary,
+           progress: Callable[[int], None] | None = None) -> ReplaySummary:
+    """Each issue is triaged as if just opened: the index holds only the issues created before it."""
+    start = time.perf_counter()
+    for n, issue in enumerate(issues, 1):
+        result = triage(issue.number, issue.title, issue.body, rules, index)
+        on_result(issue, result)
+        summary.add(result)
+        if index is not None:
+            index.add(issue.number, result.report, result.decision.findings, state=issue.state,
+                      created_at=issue.created_at, url=issue.url)
+        if progress is not None:
+            progress(n)
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def progress_bar(total: int, stream: TextIO = sys.stderr) -> Callable[[int], None]:
+    width = 30
+
+    def show(n: int) -> None:
+        if n != total and n % max(1, total // 200):
+            return
+        filled = width * n // max(total, 1)
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {n}/{total}")
+        if n == total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def write_jsonl(out: TextIO) -> Callable[[IssueRecord, Triage], None]:
+    def write(issue: IssueRecord, result: Triage) -> None:
+        out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
+
+    return write
+
+
+def print_readable(out: TextIO) -> Callable[[IssueRecord, Triage], None]:
+    def show(issue: IssueRecord, result: Triage) -> None:
+        d, r = result.decision, result.report
+        out.write(f"#{issue.number} {issue.title[:100]}\n")
+        out.write(f"  kind={r.kind} vllm={r.environment.vllm_version or '?'} "
+                  f"labels={', '.join(d.labels) or '-'}\n")
+        if r.root_cause:
+            out.write(f"  error: {r.root_cause.type}: {r.root_cause.first_line[:120]}\n")
+        for f in d.findings:
+            out.write(f"  diagnosis: {f.rule} ({f.confidence:.2f}) {f.title}\n")
+        for c in d.duplicates:
+            out.write(f"  duplicate of #{c.number} ({c.score:.2f}): {c.reason}\n")
+        if d.needs_info:
+            out.write(f"  needs info: {', '.join(d.needs_info)}\n")
+        out.write("\n")
+
+    return show

@@ -1,0 +1,82 @@
+"""Pure parser: issue title + body -> Report. No I/O; any input returns a Report."""
+
+from __future__ import annotations
+
+from bot.report.cmdline import extract_commands, merge_flags, model_and_architectures, parse_non_default_args
+from bot.report.environment import parse_environment
+from bot.report.kind import detect_kind
+from bot.report.logs import clean_log
+from bot.report.model import (
+    KINDS_NEEDING_ENV,
+    Command,
+    Environment,
+    ExceptionInfo,
+    Frame,
+    Report,
+    Section,
+    Traceback,
+)
+from bot.report.sections import description_text, split_sections
+from bot.report.tracebacks import extract_errors
+
+__all__ = [
+    "Command", "Environment", "ExceptionInfo", "Frame", "Report", "Section", "Traceback", "parse",
+]
+
+# Bodies above this are cut to head + tail: the command is near the top, the traceback near the end.
+MAX_BODY = 2_000_000
+_KEEP = MAX_BODY // 2
+
+
+def _bounded(text: str | None) -> str:
+    if not text:
+        return ""
+    if isinstance(text, bytes):  # defensive: exports sometimes carry bytes-ish junk
+        text = text.decode("utf-8", "replace")
+    text = text.replace("\x00", "")
+    if len(text) > MAX_BODY:
+        text = text[:_KEEP] + "\n…\n" + text[-_KEEP:]
+    return text
+
+
+def parse(title: str | None, body: str | None) -> Report:
+    title = _bounded(title)[:1000].strip()
+    body = _bounded(body)
+    sections = split_sections(body)
+    kind, kind_source, title_text = detect_kind(title, body, sections)
+    log = clean_log(body)
+    lines = tuple(entry.text for entry in log)
+    tracebacks, exceptions, error_lines = extract_errors(log, title)
+    commands = extract_commands(body, lines)
+    nda = parse_non_default_args(lines)
+    flags = merge_flags(commands, nda)
+    model, architectures = model_and_architectures(lines, commands, nda)
+    environment, placeholder = parse_environment(title, body, sections, lines)
+    needs_info = _needs_info(kind, environment)
+    return Report(
+        title=title,
+        title_text=title_text,
+        kind=kind,
+        kind_source=kind_source,
+        body=body,
+        sections=sections,
+        description=description_text(body, sections),
+        environment=environment,
+        environment_placeholder=placeholder,
+        log_lines=lines,
+        tracebacks=tracebacks,
+        exceptions=exceptions,
+        error_lines=error_lines,
+        commands=commands,
+        non_default_args=nda,
+        flags=flags,
+        model=model,
+        architectures=architectures,
+        needs_info=needs_info,
+    )
+
+
+def _needs_info(kind: str, env: Environment) -> tuple[str, ...]:
+    if kind in KINDS_NEEDING_ENV and not env.vllm_version:
+        return ("environment",)
+    return ()

@@ -1,0 +1,145 @@
+"""The parsed form of one issue report. Frozen dataclasses, no behaviour beyond small accessors.
+
+Everything downstream (rules, labels, duplicates, comment, dashboard) reads these types only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = (
+    "bug", "usage", "installation", "feature", "new-model", "performance",
+    "rfc", "docs", "ci-failure", "misc", "other",
+)
+# kinds whose template asks for the environment; only these can need it
+KINDS_NEEDING_ENV = ("bug", "usage", "installation", "performance")
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str          # the `### ` heading text, emoji kept, e.g. "🐛 Describe the bug"
+    text: str             # raw text under the heading (up to the next heading)
+    empty: bool           # `_No response_`, a template placeholder, or only whitespace / wrappers
+
+
+@dataclass(frozen=True)
+class Environment:
+    vllm_version: str | None = None        # as written, no leading "v": "0.17.0", "0.16.0rc1.dev136+gdad2d6a59"
+    vllm_version_source: str | None = None  # collect_env | banner | engine-config | pip | image | prose | title
+    vllm_commit: str | None = None         # short sha from "+g<sha>" or "(git sha: <sha>)"
+    torch_version: str | None = None
+    cuda_version: str | None = None        # CUDA used to build PyTorch, else runtime
+    rocm_version: str | None = None
+    driver_version: str | None = None
+    gpus: tuple[str, ...] = ()             # one entry per device, e.g. ("NVIDIA H100 80GB HBM3",) * 8
+    platform: str | None = None            # cuda | rocm | xpu | tpu | cpu
+    os: str | None = None                  # linux | windows | macos | wsl
+    python_version: str | None = None      # "3.12.3"
+    transformers_version: str | None = None
+    env_vars: dict[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "vllm_version": self.vllm_version,
+            "vllm_version_source": self.vllm_version_source,
+            "vllm_commit": self.vllm_commit,
+            "torch_version": self.torch_version,
+            "cuda_version": self.cuda_version,
+            "rocm_version": self.rocm_version,
+            "driver_version": self.driver_version,
+            "gpus": list(self.gpus),
+            "gpu_count": self.gpu_count,
+            "platform": self.platform,
+            "os": self.os,
+            "python_version": self.python_version,
+            "transformers_version": self.transformers_version,
+        }
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str                 # as printed, Windows paths kept
+    line: int | None
+    function: str | None
+    is_vllm: bool             # the file lies inside the vllm package (…/vllm/…py, not vllm_ascend etc.)
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    type: str                 # as printed, module kept: "torch.OutOfMemoryError", "NotImplementedError"
+    message: str              # the whole message (may span lines), prefixes stripped
+    frames: tuple[Frame, ...] = ()
+    source: str = "traceback"  # traceback | line | title
+    process: str | None = None  # innermost process tag it was logged under, e.g. "EngineCore_DP0"
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    @property
+    def first_line(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """One printed traceback with its chain, oldest cause first and the raised exception last."""
+
+    chain: tuple[ExceptionInfo, ...]
+    process: str | None = None
+
+    @property
+    def final(self) -> ExceptionInfo:
+        return self.chain[-1]
+
+
+@dataclass(frozen=True)
+class Command:
+    raw: str                  # the command as found, joined onto one line
+    entrypoint: str           # vllm-serve | api-server | docker | compose | python-llm | vllm-bench | other
+    model: str | None = None
+    flags: dict[str, Any] = field(default_factory=dict, hash=False)  # normalised snake_case key -> value
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    title_text: str                    # title without the template prefix
+    kind: str                          # one of KINDS
+    kind_source: str                   # title | template | guess
+    body: str                          # the raw body (possibly truncated to the parser's limit)
+    sections: tuple[Section, ...] = ()
+    description: str = ""              # the prose/description part: body minus environment dump and checklist
+    environment: Environment = field(default_factory=Environment)
+    environment_placeholder: bool = False   # the environment section holds only the template placeholder
+    log_lines: tuple[str, ...] = ()    # every body line with ANSI, process tags, logger headers and \r stripped
+    tracebacks: tuple[Traceback, ...] = ()
+    exceptions: tuple[ExceptionInfo, ...] = ()  # de-duplicated, the root cause last
+    error_lines: tuple[str, ...] = ()  # error lines not inside a traceback ("ERROR: Could not build wheels …")
+    commands: tuple[Command, ...] = ()
+    non_default_args: dict[str, Any] | None = field(default=None, hash=False)
+    flags: dict[str, Any] = field(default_factory=dict, hash=False)  # commands merged, non-default args win
+    model: str | None = None
+    architectures: tuple[str, ...] = ()  # "Resolved architecture: X" in order of appearance
+    needs_info: tuple[str, ...] = ()     # e.g. ("environment",)
+
+    @property
+    def root_cause(self) -> ExceptionInfo | None:
+        return self.exceptions[-1] if self.exceptions else None
+
+    @property
+    def architecture(self) -> str | None:
+        return self.architectures[0] if self.architectures else None
+
+    def section(self, *needles: str) -> Section | None:
+        """The first section whose heading contains one of the needles (case-insensitive)."""
+        for s in self.sections:
+            h = s.heading.lower()
+            if any(n.lower() in h for n in needles):
+                return s
+        return None

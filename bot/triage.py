@@ -1,0 +1,56 @@
+"""The pipeline: title + body -> Report -> findings -> similar issues -> Decision.
+
+Pure apart from the duplicate index, which the caller passes in (replay, worker, tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.comment import render_comment
+from bot.decision import Candidate, Decision, Finding
+from bot.labels import topic_labels
+from bot.report import Report, parse
+from bot.rules import RuleSet
+
+
+class SimilarIssues(Protocol):
+    def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
+               limit: int = 3) -> tuple[Candidate, ...]: ...
+
+
+@dataclass(frozen=True)
+class Triage:
+    number: int
+    report: Report
+    decision: Decision
+
+    def as_dict(self) -> dict[str, Any]:
+        """The replay output contract (keys and types are read by other tools)."""
+        r, d = self.report, self.decision
+        return {
+            "number": self.number,
+            "kind": r.kind,
+            "labels": list(d.labels),
+            "diagnoses": [f.as_dict() for f in d.findings],
+            "needs_info": list(d.needs_info),
+            "environment": r.environment.as_dict(),
+            "exceptions": [{"type": e.type, "message": e.first_line} for e in r.exceptions],
+            "duplicates": [c.as_dict() for c in d.duplicates],
+            "comment": d.comment,
+        }
+
+
+def triage(number: int, title: str | None, body: str | None, rules: RuleSet,
+           similar: SimilarIssues | None = None) -> Triage:
+    report = parse(title, body)
+    findings = rules.evaluate(report)
+    duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
+    labels = topic_labels(report, findings)
+    if report.needs_info:
+        labels = (*labels, "needs-info")
+    comment = render_comment(report, findings, duplicates, report.needs_info)
+    decision = Decision(labels=labels, findings=findings, needs_info=report.needs_info,
+                        duplicates=duplicates, comment=comment)
+    return Triage(number, report, decision)
