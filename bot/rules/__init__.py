@@ -1,31 +1,168 @@
-"""Diagnosis rules: YAML files under rules/, validated at load, evaluated against a Report."""
+"""Diagnosis rules: YAML files under rules/, validated at load, evaluated against a Report.
+
+`load_rules(dir)` validates every file strictly (see docs/rules.md) and compiles patterns and templates once;
+`RuleSet.evaluate(report)` is pure and returns the findings, most confident first.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.decision import Finding
+import yaml
+
+from bot.decision import Evidence, Finding
 from bot.report.model import Report
+from bot.rules.errors import RuleError
+from bot.rules.render import render, template_context
+from bot.rules.schema import Rule, build_rule
+from bot.rules.texts import Texts
+from bot.rules.versions import is_unordered_dev_build, parse_version
+
+__all__ = ["DEFAULT_RULES_DIR", "Rule", "RuleError", "RuleSet", "load_rules", "load_rule_file"]
 
 DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent.parent / "rules"
-
-
-class RuleError(ValueError):
-    """A rule file is wrong: names the file, the rule id and the field."""
-
-    def __init__(self, file: str, rule_id: str | None, field: str, message: str) -> None:
-        self.file, self.rule_id, self.field, self.message = file, rule_id, field, message
-        super().__init__(f"{file}: rule {rule_id or '?'}: {field}: {message}")
+RULE_SUFFIXES = (".yaml", ".yml")
+MAX_RULE_FILE = 1_000_000
 
 
 @dataclass(frozen=True)
 class RuleSet:
-    rules: tuple = ()
+    rules: tuple[Rule, ...] = ()
+    _order: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ordered = sorted(self.rules, key=lambda r: (-r.priority, r.id))
+        self._order.update({r.id: i for i, r in enumerate(ordered)})
+
+    def get(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
 
     def evaluate(self, report: Report) -> tuple[Finding, ...]:
-        return ()
+        texts = Texts(report)
+        fired: dict[str, Finding] = {}
+        for rule in self.rules:
+            finding = evaluate_rule(rule, report, texts)
+            if finding is not None:
+                fired[rule.id] = finding
+        dropped = self._superseded(fired)
+        findings = [f for rid, f in fired.items() if rid not in dropped]
+        findings.sort(key=lambda f: (-f.confidence, self._order.get(f.rule, 0), f.rule))
+        return tuple(findings)
+
+    def _superseded(self, fired: dict[str, Finding]) -> set[str]:
+        """Rules dropped because a firing rule supersedes them; in a mutual pair the higher priority wins."""
+        by_id = {r.id: r for r in self.rules}
+        dropped: set[str] = set()
+        for rid in fired:
+            rule = by_id[rid]
+            for other in rule.supersedes:
+                if other not in fired:
+                    continue
+                mutual = rid in by_id[other].supersedes
+                if not mutual or self._order[rid] < self._order[other]:
+                    dropped.add(other)
+        return dropped
+
+
+def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Finding | None:
+    """The finding of one rule on one report, or None."""
+    texts = texts or Texts(report)
+    upgrade: str | None = None
+    version_text = report.environment.vllm_version
+    version = parse_version(version_text)
+    if rule.affects is not None and version is not None and not rule.affects.contains(version):
+        return None
+    if rule.fixed_in is not None:
+        fixed = rule.fixed_in
+        if version is None:
+            upgrade = f"fixed in {fixed}: upgrade to {fixed} or later"
+        elif is_unordered_dev_build(version, fixed):
+            upgrade = (f"fixed in {fixed}: your development build ({version_text}) may predate the fix; "
+                       f"upgrade to {fixed} or later")
+        elif version.public and type(version)(version.public) < fixed:
+            upgrade = f"fixed in {fixed}: upgrade from {version.public}"
+        else:
+            return None
+    hit = rule.match.check(texts)
+    if hit is None:
+        return None
+    evidence = list(hit.evidence)
+    context = template_context(report, texts.flags, hit.captures, hit.exception)
+    rendered = {}
+    for key in ("explanation", "workaround"):
+        try:
+            rendered[key] = render(getattr(rule, key), context)
+        except Exception as e:  # a template bug in one rule must not break the others
+            rendered[key] = rule.title if key == "explanation" else ""
+            evidence.append(Evidence(f"{key} template failed", f"{type(e).__name__}: {e}"[:200], "render"))
+    return Finding(
+        rule=rule.id, title=rule.title, labels=rule.labels, confidence=rule.confidence,
+        explanation=rendered["explanation"], workaround=rendered["workaround"], references=rule.references,
+        evidence=tuple(evidence), captures=dict(hit.captures), upgrade=upgrade,
+    )
+
+
+def load_rule_file(path: Path) -> Rule:
+    file = _display(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise RuleError(file, None, "file", f"cannot read: {e.strerror}") from None
+    if len(raw) > MAX_RULE_FILE:
+        raise RuleError(file, None, "file", f"larger than {MAX_RULE_FILE} bytes")
+    try:
+        docs = list(yaml.safe_load_all(raw.decode("utf-8")))
+    except UnicodeDecodeError:
+        raise RuleError(file, None, "file", "not UTF-8") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "yaml"
+        raise RuleError(file, None, where, f"YAML does not parse: {getattr(e, 'problem', None) or e}") from None
+    if len(docs) != 1:
+        raise RuleError(file, None, "file", f"must hold exactly one YAML document, found {len(docs)}")
+    return build_rule(docs[0], file, path.stem)
 
 
 def load_rules(directory: Path | str = DEFAULT_RULES_DIR) -> RuleSet:
-    return RuleSet()
+    """Every rule file of `directory`, validated; raises the first RuleError."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise RuleError(str(directory), None, "directory", "not a directory")
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for path in sorted(p for p in root.iterdir() if p.suffix in RULE_SUFFIXES and p.is_file()):
+        rule = load_rule_file(path)
+        if rule.id in seen:
+            raise RuleError(rule.file, rule.id, "id", f"duplicate id, also defined in {seen[rule.id]}")
+        seen[rule.id] = rule.file
+        rules.append(rule)
+    check_references(rules)
+    return RuleSet(tuple(rules))
+
+
+def check_references(rules: list[Rule]) -> None:
+    """`supersedes` names known rules and forms no cycle longer than a mutual pair."""
+    by_id = {r.id: r for r in rules}
+    for rule in rules:
+        for i, other in enumerate(rule.supersedes):
+            if other not in by_id:
+                raise RuleError(rule.file, rule.id, f"supersedes[{i}]", f"unknown rule {other!r}")
+    for rule in rules:
+        stack, seen = [(rule.id, 0)], {rule.id}
+        while stack:
+            current, depth = stack.pop()
+            for nxt in by_id[current].supersedes:
+                if nxt == rule.id and depth >= 2:
+                    raise RuleError(rule.file, rule.id, "supersedes",
+                                    "forms a cycle of three or more rules; only a mutual pair is resolved by priority")
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, depth + 1))
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(DEFAULT_RULES_DIR.parent))
+    except ValueError:
+        return str(path)

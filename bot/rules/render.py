@@ -1,0 +1,96 @@
+"""Sandboxed Jinja2 for a rule's `explanation` and `workaround`.
+
+Values interpolated from the issue (`{{ flags.x }}`, `{{ captures.y }}`) are untrusted: `finalize` flattens them onto
+one bounded line and neutralises mentions, HTML and code-span breaks. Missing values render empty, and attribute
+chains on missing values (`flags.speculative_config.method`) never raise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from jinja2 import ChainableUndefined, TemplateSyntaxError, meta, nodes
+from jinja2.sandbox import SandboxedEnvironment
+
+from bot.report.model import ExceptionInfo, Report
+from bot.rules.gpu import compute_capability
+from bot.rules.texts import decode_json_value
+
+CONTEXT_NAMES = frozenset({"flags", "env", "captures", "exception", "report"})
+MAX_VALUE = 300
+MAX_OUTPUT = 4_000
+
+
+def _clean(value: Any) -> Any:
+    if value is None or isinstance(value, ChainableUndefined):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return value
+    text = json.dumps(value, default=str) if isinstance(value, dict | list | tuple) else str(value)
+    text = " ".join(text.split())
+    if len(text) > MAX_VALUE:
+        text = text[: MAX_VALUE - 1] + "…"
+    return (text.replace("`", "'").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("@", "@\u200b"))
+
+
+def _make_env() -> SandboxedEnvironment:
+    env = SandboxedEnvironment(undefined=ChainableUndefined, autoescape=False, finalize=_clean,
+                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+    env.filters["tojson"] = lambda v: json.dumps(v, default=str)
+    return env
+
+
+ENV = _make_env()
+
+
+def compile_template(source: object) -> tuple[Any, str | None]:
+    """(template, error) — error says why `source` cannot be a rule template."""
+    if not isinstance(source, str):
+        return None, f"must be a string, not {type(source).__name__}"
+    if not source.strip():
+        return None, "must not be empty"
+    try:
+        ast = ENV.parse(source)
+    except TemplateSyntaxError as e:
+        return None, f"template does not parse (line {e.lineno}): {e.message}"
+    unknown = meta.find_undeclared_variables(ast) - CONTEXT_NAMES - set(ENV.globals)
+    if unknown:
+        return None, (f"unknown template variable(s) {', '.join(sorted(unknown))}; "
+                      f"available: {', '.join(sorted(CONTEXT_NAMES))}")
+    if any(True for _ in ast.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport))):
+        return None, "templates cannot extend, include or import"
+    return ENV.from_string(source), None
+
+
+def template_context(report: Report, flags: dict[str, Any], captures: dict[str, str],
+                     exception: ExceptionInfo | None) -> dict[str, Any]:
+    env = report.environment
+    env_ctx = env.as_dict()
+    env_ctx["env_vars"] = dict(env.env_vars)
+    env_ctx["gpu"] = env.gpus[0] if env.gpus else None
+    ccs = [c for c in (compute_capability(g) for g in env.gpus) if c is not None]
+    env_ctx["compute_capability"] = f"{min(ccs):.1f}" if ccs else None
+    exc = exception or report.root_cause
+    exc_ctx = asdict(exc) if exc is not None else {}
+    if exc is not None:
+        exc_ctx["short_type"] = exc.short_type
+        exc_ctx["first_line"] = exc.first_line
+    return {
+        "flags": {k: decode_json_value(v) for k, v in flags.items()},
+        "env": env_ctx,
+        "captures": dict(captures),
+        "exception": exc_ctx,
+        "report": report,
+    }
+
+
+def render(template: Any, context: dict[str, Any]) -> str:
+    text = template.render(context).strip()
+    if len(text) > MAX_OUTPUT:
+        text = text[: MAX_OUTPUT - 1] + "…"
+    return text

@@ -1,0 +1,124 @@
+"""The searchable texts of one report, joined and encoded once and shared by every rule."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.report.model import ExceptionInfo, Frame, Report
+from bot.rules.gpu import compute_capability
+
+# One log line longer than this is cut before joining: nothing a rule needs sits 8 KB into a line.
+MAX_LINE = 8_000
+# Exception messages are cut to this before searching.
+MAX_MESSAGE = 64_000
+# A JSON flag value longer than this stays a string.
+MAX_JSON_FLAG = 20_000
+
+
+class Texts:
+    """Per-report cache: joined texts as UTF-8 bytes, derived values, and memoised pattern searches."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self._bytes: dict[str, bytes] = {}
+        self._searches: dict[tuple[int, str], Any] = {}
+        self._flags: dict[str, Any] | None = None
+        self._frames: tuple[Frame, ...] | None = None
+        self._messages: dict[int, bytes] = {}
+
+    def text(self, name: str) -> bytes:
+        data = self._bytes.get(name)
+        if data is None:
+            data = self._build(name).encode("utf-8", "replace")
+            self._bytes[name] = data
+        return data
+
+    def _build(self, name: str) -> str:
+        r = self.report
+        if name == "log":
+            return "\n".join(line[:MAX_LINE] for line in r.log_lines)
+        if name == "error":
+            lines = [f"{e.type}: {e.message[:MAX_MESSAGE]}" for e in r.exceptions]
+            lines += [line[:MAX_LINE] for line in r.error_lines]
+            return "\n".join(lines)
+        if name == "title":
+            return r.title
+        if name == "description":
+            return r.description or r.body
+        if name == "body":
+            return r.body
+        if name == "any":
+            return r.title + "\n" + (r.description or r.body)
+        raise KeyError(name)
+
+    def search(self, pattern: Any, name: str) -> Any:
+        """`pattern.search(text(name))`, computed once per report and pattern."""
+        key = (id(pattern), name)
+        if key not in self._searches:
+            self._searches[key] = pattern.search(self.text(name))
+        return self._searches[key]
+
+    def message(self, exc: ExceptionInfo) -> bytes:
+        key = id(exc)
+        data = self._messages.get(key)
+        if data is None:
+            data = exc.message[:MAX_MESSAGE].encode("utf-8", "replace")
+            self._messages[key] = data
+        return data
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        if self._frames is None:
+            seen: set[int] = set()
+            frames: list[Frame] = []
+            chains = [tb.chain for tb in self.report.tracebacks] + [self.report.exceptions]
+            for chain in chains:
+                for exc in chain:
+                    for f in exc.frames:
+                        if id(f) not in seen:
+                            seen.add(id(f))
+                            frames.append(f)
+            self._frames = tuple(frames)
+        return self._frames
+
+    @property
+    def flags(self) -> dict[str, Any]:
+        """The report's flags with JSON-valued strings (`--speculative-config '{…}'`) decoded."""
+        if self._flags is None:
+            self._flags = {str(k): decode_json_value(v) for k, v in self.report.flags.items()}
+        return self._flags
+
+    def flag(self, path: tuple[str, ...]) -> tuple[bool, Any]:
+        """(found, value) of a dotted flag path."""
+        value: Any = self.flags
+        for part in path:
+            value = decode_json_value(value)
+            if isinstance(value, dict):
+                if part not in value:
+                    alt = part.replace("_", "-")
+                    if alt not in value:
+                        return False, None
+                    part = alt
+                value = value[part]
+            elif isinstance(value, list | tuple) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                return False, None
+        return True, value
+
+    @property
+    def compute_capabilities(self) -> tuple[float, ...]:
+        ccs = (compute_capability(g) for g in self.report.environment.gpus)
+        return tuple(sorted({c for c in ccs if c is not None}))
+
+
+def decode_json_value(value: Any) -> Any:
+    if isinstance(value, str):
+        s = value.strip()
+        if len(s) >= 2 and len(s) <= MAX_JSON_FLAG and s[0] in "{[" and s[-1] in "}]":
+            try:
+                return json.loads(s)
+            except ValueError:
+                return value
+    return value
