@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.decision import Finding
 from bot.report import parse
 from bot.rules import RuleSet
 
@@ -40,11 +41,27 @@ def explain(title: str, body: str, rules: RuleSet) -> str:
         out.append("error lines:")
         out += [f"  {line[:160]}" for line in report.error_lines[:10]]
     out.append(f"needs_info:   {', '.join(report.needs_info) or '-'}")
-    findings = rules.evaluate(report)
-    out.append("findings:")
-    for f in findings:
-        out.append(f"  {f.rule} ({f.confidence:.2f}) {f.title}  labels: {', '.join(f.labels)}")
-        out += [f"    - {ev.condition}  =>  {ev.matched[:160]!r}" for ev in f.evidence]
-    if not findings:
-        out.append("  (none)")
+    out += explain_findings(rules.evaluate(report))
     return "\n".join(out)
+
+
+def explain_findings(findings: tuple[Finding, ...]) -> list[str]:
+    """Each finding with the evidence of every condition that matched, its captures and its rendered texts."""
+    out = ["findings:"]
+    if not findings:
+        return out + ["  (none)"]
+    for f in findings:
+        out.append(f"  {f.rule} ({f.confidence:.2f}) {f.title}  labels: {', '.join(f.labels) or '-'}")
+        out.append("    evidence:")
+        out += [f"      - [{ev.where}] {ev.condition}" + (f"\n          => {ev.matched!r}" if ev.matched else "")
+                for ev in f.evidence]
+        if f.captures:
+            out.append("    captures: " + ", ".join(f"{k}={_value(v)}" for k, v in sorted(f.captures.items())))
+        if f.upgrade:
+            out.append(f"    upgrade: {f.upgrade}")
+        for name, text in (("explanation", f.explanation), ("workaround", f.workaround)):
+            out.append(f"    {name}:")
+            out += [f"      {line}" for line in text.splitlines()] or ["      (empty)"]
+        if f.references:
+            out.append("    references: " + ", ".join(f.references))
+    return out

@@ -58,7 +58,9 @@ def compile_template(source: object) -> tuple[Any, str | None]:
         ast = ENV.parse(source)
     except TemplateSyntaxError as e:
         return None, f"template does not parse (line {e.lineno}): {e.message}"
-    unknown = meta.find_undeclared_variables(ast) - CONTEXT_NAMES - set(ENV.globals)
+    # names a template assigns anywhere (`set`, `for`, macro arguments) count as declared, even inside a branch
+    declared = {n.name for n in ast.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    unknown = meta.find_undeclared_variables(ast) - CONTEXT_NAMES - set(ENV.globals) - declared
     if unknown:
         return None, (f"unknown template variable(s) {', '.join(sorted(unknown))}; "
                       f"available: {', '.join(sorted(CONTEXT_NAMES))}")
