@@ -1,8 +1,17 @@
-"""Log cleaning: ANSI codes, nested process tags, logger headers, compose prefixes, \\r."""
+"""Log cleaning: ANSI codes, nested process tags, logger headers, compose prefixes, \\r.
+
+`clean_log` returns one `LogLine` per body line (same count and order as `body.splitlines()`), so
+an index into the log is an index into the body. Every pattern here is anchored at the start of the
+line (or the end, for Ray's `[repeated Nx]`) and has no nested unbounded quantifiers.
+"""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL")
 
 
 @dataclass(frozen=True)
@@ -10,7 +19,116 @@ class LogLine:
     text: str               # the line with every prefix stripped
     process: str | None     # innermost process tag, e.g. "Worker_TP7", "RayWorkerWrapper"
     level: str | None       # INFO | WARNING | ERROR | … when a logger header was present
+    pid: int | None = None  # pid of the innermost process tag
+    where: str | None = None  # the logger's "file.py:N" when a logger header was present
+    tags: tuple[str, ...] = ()  # every process tag, outermost first
+
+    @property
+    def stream(self) -> tuple[str | None, int | None]:
+        """What separates interleaved output of several processes."""
+        return (self.process, self.pid)
+
+
+# \x1b[...m and friends; the caret-stripped remains "[0;36m" only with the SGR terminator "m".
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b[()][0-9A-B]|\x1b|\^\[\[[0-9;]{0,32}m|\[\d{1,3}(?:;\d{1,3}){0,8}m")
+_PROC = re.compile(
+    r"\((?P<name>[A-Za-z_][\w .=:/-]{0,80}?)? ?pid=(?P<pid>\d{1,10})"
+    r"(?:, ip=[0-9A-Fa-f.:]{1,64})?(?:, node=\w{1,64})?\)[ \t]?"
+)
+_HEADER_NEW = re.compile(
+    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+    r"(?: \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?)? \[(?P<where>[\w./<>-]{1,200}:\d{1,7})\][ \t]?"
+)
+_HEADER_OLD = re.compile(
+    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? "
+    r"(?P<where>[\w.<>-]{1,200}:\d{1,7})\][ \t]?"
+)
+_RANK = re.compile(r"\[rank\d{1,6}\]:[ \t]?")
+_ISO_TIME = re.compile(
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
+)
+_COMPOSE = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,63})[ \t]+\|[ \t]?")
+_REPEATED = re.compile(r"[ \t]*\[repeated \d{1,9}x across cluster\][ \t]*$")
+_QUOTE = re.compile(r"(?:>[ \t]?){1,8}(?=\S)")
+
+_MAX_STRIPS = 12
+
+
+def _compose_names(raw_lines: list[str]) -> frozenset[str]:
+    """docker compose prefixes (`vllm-1  | `): a name counts when it recurs, or looks like a service."""
+    seen: Counter[str] = Counter()
+    for line in raw_lines:
+        m = _COMPOSE.match(line)
+        if m:
+            seen[m.group("name")] += 1
+    return frozenset(
+        name for name, n in seen.items()
+        if n >= 3 or (n >= 1 and ("vllm" in name.lower() or re.search(r"[-_]\d+$", name)))
+    )
+
+
+def _clean_one(line: str, compose: frozenset[str]) -> LogLine:
+    if "\x1b" in line or "[" in line:
+        line = _ANSI.sub("", line) if ("\x1b" in line or "m" in line) else line
+    rest = line
+    indent_len = len(rest) - len(rest.lstrip(" \t"))
+    body = rest[indent_len:]
+    tags: list[tuple[str, int | None]] = []
+    level = where = None
+    stripped_any = False
+    for _ in range(_MAX_STRIPS):
+        m = _PROC.match(body)
+        if m:
+            name = (m.group("name") or "").strip()
+            tags.append((name, int(m.group("pid"))))
+            body = body[m.end():]
+            stripped_any = True
+            continue
+        if body[:1] in ("D", "I", "W", "E", "C", "F"):
+            m = _HEADER_NEW.match(body) or _HEADER_OLD.match(body)
+            if m:
+                level = "WARNING" if m.group("level") == "WARN" else m.group("level")
+                where = m.group("where")
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        if body.startswith("[rank"):
+            m = _RANK.match(body)
+            if m:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        if body[:1].isdigit() or body.startswith("["):
+            m = _ISO_TIME.match(body)
+            if m:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        if compose and not stripped_any:
+            m = _COMPOSE.match(body)
+            if m and m.group("name") in compose:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        if body.startswith(">"):
+            m = _QUOTE.match(body)
+            if m:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        break
+    text = body if stripped_any else line
+    if text.endswith("cluster]"):
+        text = _REPEATED.sub("", text)
+    process, pid = tags[-1] if tags else (None, None)
+    process = process or None
+    return LogLine(text.rstrip(), process, level, pid, where, tuple(name for name, _ in tags))
 
 
 def clean_log(body: str) -> tuple[LogLine, ...]:
-    return tuple(LogLine(line, None, None) for line in body.splitlines())
+    if not body:
+        return ()
+    raw_lines = body.splitlines()
+    compose = _compose_names(raw_lines) if "|" in body else frozenset()
+    # splitlines() already breaks on "\r", so "\r\n"-joined logger continuations come out clean.
+    return tuple(_clean_one(raw, compose) for raw in raw_lines)

@@ -1,13 +1,399 @@
-"""Python tracebacks (with chained exceptions), bare error lines, and the root cause."""
+"""Python tracebacks (with chained exceptions), bare error lines, and the root cause.
+
+Log lines are read once, in order. Output of different processes is kept apart by the process tag
+(`LogLine.stream`), so tracebacks that several workers print at the same time are not mixed.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
+from bot.report.errors import (
+    ANCHORS,
+    EXC_LINE,
+    EXC_MENTION,
+    canonical_builtin,
+    looks_like_type,
+    rank,
+    short_type,
+)
 from bot.report.logs import LogLine
-from bot.report.model import ExceptionInfo, Traceback
+from bot.report.model import ExceptionInfo, Frame, Traceback
+
+_FRAME = re.compile(r'File "(?P<file>[^"]{1,2000})", line (?P<line>\d{1,9})(?:, in (?P<func>\S.{0,300}))?')
+_CHAIN = (
+    "During handling of the above exception, another exception occurred",
+    "The above exception was the direct cause of the following exception",
+)
+_PYTEST_E = re.compile(r"E {1,12}(?=\S)")
+_DECOR = " \t*`\"'“”‘’>_~"
+_MAX_LINE = 4000          # longer lines are looked at only up to here
+_MAX_MESSAGE_LINES = 40
+_MAX_MESSAGE_CHARS = 6000
+_MAX_GAP = 14             # non-frame lines tolerated inside the frames of one traceback
+_MAX_TRACEBACKS = 200
+_MAX_ERROR_LINES = 60
+
+_ERROR_LINE = re.compile(
+    r"(?:^(?:ERROR|error|FAILED|CMake Error|ninja: build stopped|Fatal Python error|"
+    r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
+    r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
+)
+_VLLM_PATH = re.compile(r"(?:^|/)vllm/(?!tests/|benchmarks/|examples/|csrc/|docs/)")
+
+
+def is_vllm_file(path: str) -> bool:
+    """The file lies inside a `vllm/` package directory (not vllm_ascend, not a checkout's tests)."""
+    p = path.replace("\\\\", "/").replace("\\", "/")
+    last = p.rfind("/vllm/")
+    if last < 0:
+        return p.startswith("vllm/")
+    return bool(_VLLM_PATH.search(p[last:]))
+
+
+@dataclass
+class _Segment:
+    frames: list[Frame] = field(default_factory=list)
+    type: str | None = None
+    message: list[str] = field(default_factory=list)
+    line: int = 0
+    ray: bool = False         # RayTaskError(Inner): a wrapper that names the inner type
+
+
+@dataclass
+class _Open:
+    process: str | None
+    level: str | None
+    where: str | None
+    start: int
+    done: list[ExceptionInfo] = field(default_factory=list)
+    seg: _Segment = field(default_factory=_Segment)
+    state: str = "frames"       # frames | message | after | chain
+    gap: int = 0
+    positions: list[int] = field(default_factory=list)
+    wrapped: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class _Found:
+    exc: ExceptionInfo
+    pos: int
+    rank: int
+
+
+def _strip_decor(text: str) -> str:
+    return text.strip(_DECOR)
+
+
+def _parse_exc_line(text: str, *, lenient: bool) -> tuple[str, str, bool] | None:
+    """(type, message, is_ray_wrapper) if the whole line is an exception line."""
+    if len(text) > _MAX_LINE:
+        text = text[:_MAX_LINE]
+    m = EXC_LINE.match(text)
+    if not m:
+        return None
+    type_, inner, msg = m.group("type"), m.group("inner"), m.group("msg")
+    if inner:  # RayTaskError(ValueError): the inner type is what was raised
+        if not (short_type(type_).startswith("Ray") or short_type(type_).endswith("Error")):
+            return None
+        if not looks_like_type(inner, lenient=True):
+            return None
+        return inner, (msg or "").strip(), True
+    if not looks_like_type(type_, lenient=lenient):
+        fixed = canonical_builtin(type_) if type_.lower().endswith("error") else None
+        if fixed is None:
+            return None
+        type_ = fixed
+    if msg is None and not lenient:
+        return None
+    return type_, (msg or "").strip(), False
+
+
+class _Extractor:
+    def __init__(self, log: tuple[LogLine, ...]):
+        self.log = log
+        self.open: dict[tuple[str | None, int | None], _Open] = {}
+        self.tracebacks: list[Traceback] = []
+        self.found: list[_Found] = []
+        self.consumed: set[int] = set()
+        self.error_lines: list[str] = []
+        self.anchor: int | None = None
+
+    # -- tracebacks -----------------------------------------------------------------------------
+
+    def _finish(self, key: tuple[str | None, int | None]) -> None:
+        tb = self.open.pop(key, None)
+        if tb is None:
+            return
+        self._close_segment(tb)
+        if not tb.done or len(self.tracebacks) >= _MAX_TRACEBACKS:
+            return
+        chain = tuple(tb.done)
+        self.tracebacks.append(Traceback(chain=chain, process=tb.process))
+        # the chain's representative: the newest exception that is not a wrapper
+        ranks = [1 if w else rank(e.type, e.message) for e, w in zip(chain, tb.wrapped, strict=True)]
+        rep = max(range(len(chain)), key=lambda i: (ranks[i] >= 3, ranks[i] >= 2, i))
+        for i, (exc, pos) in enumerate(zip(chain, tb.positions, strict=True)):
+            r = ranks[i] if i == rep or ranks[i] < 3 else 2
+            self.found.append(_Found(exc, pos, r))
+
+    def _close_segment(self, tb: _Open) -> None:
+        seg = tb.seg
+        if seg.type is None:
+            tb.seg = _Segment()
+            return
+        message = "\n".join(seg.message).strip()
+        exc = ExceptionInfo(type=seg.type, message=message, frames=tuple(seg.frames), source="traceback",
+                            process=tb.process)
+        tb.done.append(exc)
+        tb.positions.append(seg.line)
+        tb.wrapped.append(seg.ray)
+        tb.seg = _Segment()
+
+    def _start(self, key: tuple[str | None, int | None], entry: LogLine, i: int) -> _Open:
+        tb = _Open(process=entry.process, level=entry.level, where=entry.where, start=i)
+        self.open[key] = tb
+        return tb
+
+    def _same_record(self, tb: _Open, entry: LogLine) -> bool:
+        """Does this line continue the record the traceback was printed in?"""
+        return entry.level == tb.level and (entry.where == tb.where or tb.where is None or entry.where is None)
+
+    def feed(self, i: int, entry: LogLine) -> None:
+        text = entry.text[:_MAX_LINE] if len(entry.text) > _MAX_LINE else entry.text
+        stripped = text.strip()
+        key = entry.stream
+        tb = self.open.get(key)
+        if self.anchor is None and any(a in stripped for a in ANCHORS):
+            self.anchor = i
+
+        if stripped.startswith("Traceback (most recent call last)") or stripped.lstrip(_DECOR).startswith(
+                "Traceback (most recent call last)"):
+            if tb is not None and tb.state == "chain":
+                tb.state, tb.gap = "frames", 0
+            else:
+                self._finish(key)
+                tb = self._start(key, entry, i)
+            self.consumed.add(i)
+            return
+
+        frame = _FRAME.search(stripped) if 'File "' in stripped else None
+        if frame and stripped.lstrip(_DECOR).startswith("File "):
+            if tb is None or tb.state not in ("frames", "chain"):
+                self._finish(key)
+                tb = self._start(key, entry, i)
+            tb.state, tb.gap = "frames", 0
+            tb.seg.frames.append(Frame(
+                file=frame.group("file"), line=int(frame.group("line")),
+                function=(frame.group("func") or "").strip() or None, is_vllm=is_vllm_file(frame.group("file")),
+            ))
+            self.consumed.add(i)
+            return
+
+        if tb is not None and tb.state in ("message", "after") and any(c in stripped for c in _CHAIN):
+            self._close_segment(tb)
+            tb.state, tb.gap = "chain", 0
+            self.consumed.add(i)
+            return
+
+        if tb is not None:
+            if tb.state == "frames":
+                parsed = _parse_exc_line(_strip_decor(stripped), lenient=True) if stripped else None
+                if parsed:
+                    type_, msg, ray = parsed
+                    tb.seg.type, tb.seg.line = type_, i
+                    tb.seg.message = [msg] if msg else []
+                    tb.seg.ray = ray
+                    tb.state, tb.gap = "message", 0
+                    self.consumed.add(i)
+                    return
+                tb.gap += 1
+                if tb.gap > _MAX_GAP:
+                    self._finish(key)
+                    self._idle(i, entry, stripped)
+                else:
+                    self.consumed.add(i)
+                return
+            if tb.state == "message":
+                if self._continues_message(tb, entry, stripped):
+                    tb.seg.message.append(stripped)
+                    self.consumed.add(i)
+                    return
+                if not stripped:
+                    tb.state, tb.gap = "after", 0
+                    return
+                self._finish(key)
+            elif tb.state in ("after", "chain"):
+                if not stripped and tb.gap < 3:
+                    tb.gap += 1
+                    return
+                self._finish(key)
+        self._idle(i, entry, stripped)
+
+    def _continues_message(self, tb: _Open, entry: LogLine, stripped: str) -> bool:
+        seg = tb.seg
+        if not stripped or not self._same_record(tb, entry):
+            return False
+        if len(seg.message) >= _MAX_MESSAGE_LINES or sum(map(len, seg.message)) > _MAX_MESSAGE_CHARS:
+            return False
+        if stripped.startswith(("```", "#", "$ ", "<", "root@", ">>>")) or any(a in stripped for a in ANCHORS):
+            return False
+        if entry.level is None and tb.level is None and entry.process is None:
+            # untagged text: a continuation is indented or short and follows an empty/open message
+            if _parse_exc_line(_strip_decor(stripped), lenient=False):
+                return False
+            if not seg.message:
+                return True
+            return entry.text[:1] in (" ", "\t") or len(seg.message) < 3 and not stripped[:1].isupper()
+        return not _parse_exc_line(_strip_decor(stripped), lenient=False)
+
+    # -- lines outside tracebacks ------------------------------------------------------------------
+
+    def _idle(self, i: int, entry: LogLine, stripped: str) -> None:
+        if not stripped:
+            return
+        candidate = _strip_decor(stripped)
+        m = _PYTEST_E.match(candidate)
+        if m:
+            candidate = _strip_decor(candidate[m.end():])
+        parsed = _parse_exc_line(candidate, lenient=False)
+        if parsed:
+            type_, msg, ray = parsed
+            if not msg:
+                msg = self._message_below(i, entry)
+            exc = ExceptionInfo(type=type_, message=msg, source="line", process=entry.process)
+            self.found.append(_Found(exc, i, 1 if ray else rank(type_, msg)))
+            self.consumed.add(i)
+            return
+        if entry.level in ("ERROR", "CRITICAL", "FATAL") or _ERROR_LINE.search(stripped[:1000]):
+            self._error_line(stripped)
+
+    def _message_below(self, i: int, entry: LogLine) -> str:
+        """`RuntimeError:` alone on its line: the message is the indented block right below."""
+        parts: list[str] = []
+        for j in range(i + 1, min(i + 1 + _MAX_MESSAGE_LINES, len(self.log))):
+            nxt = self.log[j]
+            text = nxt.text.strip()
+            if not text or nxt.stream != entry.stream or (nxt.text[:1] not in " \t" and parts):
+                break
+            parts.append(text[:_MAX_LINE])
+            self.consumed.add(j)
+        return "\n".join(parts)
+
+    def _error_line(self, text: str) -> None:
+        if len(self.error_lines) >= _MAX_ERROR_LINES:
+            return
+        text = text[:500]
+        if text not in self.error_lines:
+            self.error_lines.append(text)
+
+    def run(self) -> None:
+        for i, entry in enumerate(self.log):
+            self.feed(i, entry)
+        for key in list(self.open):
+            self._finish(key)
+
+
+def _key(exc: ExceptionInfo) -> tuple[str, str]:
+    return short_type(exc.type), " ".join(exc.first_line.split())[:200].lower()
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "`\"*":
+        text = text[1:-1].strip()
+    return text.rstrip("`*\"” ").lstrip("`*\"“ ")
+
+
+def _title_exceptions(title: str) -> list[ExceptionInfo]:
+    out: list[ExceptionInfo] = []
+    for m in EXC_MENTION.finditer(title[:1000]):
+        if looks_like_type(m.group("type")):
+            out.append(ExceptionInfo(type=m.group("type"), message=_unquote(m.group("msg") or ""), source="title"))
+    return out
+
+
+def _mentions(log: tuple[LogLine, ...]) -> tuple[list[ExceptionInfo], list[ExceptionInfo]]:
+    """Exception types quoted inside prose: (with a message, bare type only)."""
+    with_msg: list[ExceptionInfo] = []
+    bare: list[ExceptionInfo] = []
+    for entry in log:
+        text = entry.text[:_MAX_LINE]
+        if not any(s in text for s in ("Error", "Exception", "Warning", "Exit", "Interrupt", "Failed", "Iteration")):
+            continue
+        for m in EXC_MENTION.finditer(text):
+            type_ = m.group("type")
+            if not looks_like_type(type_) or short_type(type_).endswith("Warning"):
+                continue
+            msg = (m.group("msg") or "").strip(" *`'\"“”.")
+            exc = ExceptionInfo(type=type_, message=msg, source="mention", process=entry.process)
+            (with_msg if msg else bare).append(exc)
+    return with_msg, bare
+
+
+def _order(found: list[_Found], title: str, cascade: bool, anchor: int | None) -> tuple[ExceptionInfo, ...]:
+    if not found:
+        return ()
+    found = sorted(found, key=lambda f: f.pos)
+    # a full traceback is better evidence than a bare line of the same rank
+    best = max((f.rank, f.exc.source == "traceback") for f in found)
+    top = [f for f in found if (f.rank, f.exc.source == "traceback") == best]
+    if best[0] >= 2:
+        title_low = title.lower()
+        named = [f for f in top if re.search(r"(?<![\w.])" + re.escape(short_type(f.exc.type).lower()) + r"(?!\w)",
+                                             title_low)]
+        if named:
+            top = named
+    if cascade:
+        before = [f for f in top if anchor is None or f.pos < anchor]
+        root = (before or top)[0]
+    else:
+        root = top[-1]
+    root_key = _key(root.exc)
+    seen: set[tuple[str, str]] = {root_key}
+    rest: list[ExceptionInfo] = []
+    for f in found:
+        k = _key(f.exc)
+        if k in seen:
+            continue
+        seen.add(k)
+        rest.append(f.exc)
+    return (*rest, root.exc)
+
+
+def _merge_title(
+    exceptions: tuple[ExceptionInfo, ...], titled: list[ExceptionInfo], *, as_root: bool
+) -> tuple[ExceptionInfo, ...]:
+    have = {short_type(e.type) for e in exceptions}
+    extra = [t for t in titled if short_type(t.type) not in have]
+    if not extra:
+        return exceptions
+    return (*exceptions, *extra) if as_root else (*extra, *exceptions)
 
 
 def extract_errors(
     log: tuple[LogLine, ...], title: str
 ) -> tuple[tuple[Traceback, ...], tuple[ExceptionInfo, ...], tuple[str, ...]]:
     """Return (tracebacks, exceptions with the root cause last, error lines outside tracebacks)."""
-    return (), (), ()
+    ex = _Extractor(log)
+    ex.run()
+    found = ex.found
+    cascade = ex.anchor is not None or any(f.rank == 1 for f in found)
+    exceptions = _order(found, title or "", cascade, ex.anchor)
+    titled = _title_exceptions(title or "")
+    if titled and found and max(f.rank for f in found) < 3:
+        # the body shows only wrappers or warnings (often a cut excerpt): the title names the error
+        exceptions = _merge_title(exceptions, titled, as_root=True)
+    elif titled and exceptions:
+        exceptions = _merge_title(exceptions, titled, as_root=False)
+    if not exceptions:
+        with_msg, bare = _mentions(log)
+        fallback = [_Found(e, n, 3) for n, e in enumerate(with_msg)]
+        if not fallback:
+            fallback = [_Found(e, n, 3) for n, e in enumerate(_title_exceptions(title or ""))]
+        if not fallback:
+            fallback = [_Found(e, n, 3) for n, e in enumerate(bare)]
+        # for quotes in prose the first one named is what the report is about
+        exceptions = _order(fallback, title or "", True, None)
+    return tuple(ex.tracebacks), exceptions, tuple(ex.error_lines)
