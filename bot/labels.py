@@ -1,15 +1,462 @@
-"""Topic labels from findings and reliable signals in the Report (never from words in an env dump)."""
+"""Topic labels from findings and reliable signals in the Report (never from words in an env dump).
+
+A label is the sum of evidence from independent *sources*; a topic is labelled when its score reaches
+`THRESHOLD`. Within one source only the strongest signal counts, so the same word repeated, or two weak
+words in the description, never add up to a label on their own. The sources:
+
+| source      | what it reads                                                                           |
+|-------------|-----------------------------------------------------------------------------------------|
+| `finding`   | labels of the rules that fired (confidence >= 0.5)                                      |
+| `kind`      | the report kind (installation, new-model, performance)                                  |
+| `platform`  | the platform the failure is on (collect_env: ROCm, XPU, TPU, CPU-only)                   |
+| `title`     | words in the title (template prefix removed)                                            |
+| `prose`     | words in the description, with code blocks, log/traceback lines, pip lists, env dumps   |
+|             | and `key=value` config lines removed                                                    |
+| `failure`   | the root-cause exception (type and message) and bare error lines                        |
+| `frame`     | files of the root-cause traceback (the innermost vLLM frame counts more)                |
+| `flag`      | the reporter's own flags (command line, `non-default args`)                             |
+| `model`     | the served model name and resolved architectures                                        |
+
+The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`) are the whole policy;
+`docs/rules.md` lists the taxonomy. A repository can rename topics with `repo_labels()`.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from bot.decision import Finding
 from bot.report.model import Report
 
+TOPICS: tuple[str, ...] = (
+    "speculative-decoding", "pipeline-parallel", "tensor-parallel", "ray", "quantization", "moe", "memory",
+    "installation", "rocm", "tpu", "cpu", "intel-gpu", "structured-output", "tool-calling", "multi-modality",
+    "torch.compile", "lora", "frontend", "new-model", "performance", "kv-cache", "multi-node", "nvidia-compat",
+)
+NEEDS_INFO = "needs-info"
+ALL_LABELS: tuple[str, ...] = (*TOPICS, NEEDS_INFO)
+
+THRESHOLD = 1.0
+MIN_FINDING_CONFIDENCE = 0.5
+MAX_PROSE_LINE = 400
+
+
+def repo_labels(labels: tuple[str, ...], mapping: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Topic names -> the repository's label names (a per-repo config supplies `mapping`)."""
+    if not mapping:
+        return labels
+    out: list[str] = []
+    for label in labels:
+        name = mapping.get(label, label)
+        if name and name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Signal tables. Patterns are searched case-insensitively unless they start with "(?-i)"; keep them free of
+# nested quantifiers (issue text is untrusted).
+
+@dataclass(frozen=True)
+class Word:
+    """A phrase in the title or the prose of the description."""
+
+    topic: str
+    pattern: str
+    title: float = 1.0      # weight when found in the title
+    prose: float = 0.5      # weight when found in the description prose
+
+
+WORDS: tuple[Word, ...] = (
+    Word("speculative-decoding", r"\bspec\w{0,12}\s*[-_ ]?decod\w*|\bspec[-_ ]?dec\b|\bspeculat\w*"),
+    Word("speculative-decoding", r"\b(eagle-?3?|medusa|mtp|draft model|ngram speculat\w*)\b", 1.0, 0.3),
+    Word("pipeline-parallel", r"\bpipeline[-_ ]parallel\w*"),
+    Word("pipeline-parallel", r"(?-i:\bPP\b)|\bpp\s*(=|>)\s*\d|\bpp\d\b", 1.0, 0.3),
+    Word("tensor-parallel", r"\btensor[-_ ]parallel\w*|\btp[-_ ]?size\b"),
+    Word("tensor-parallel", r"(?-i:\bTP\b)|\btp\s*(=|>)\s*\d|\bmulti[-_ ]?gpus?\b|"
+                            r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
+    Word("ray", r"\bray\b(?![-_ ]?tracing)"),
+    Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\b(multiple|several|two|2|across) (machines|nodes|hosts)\b|"
+                       r"\bray cluster\b"),
+    Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4|mxfp4|fp4|int4|int8|w8a8|w4a16|w4a8|"
+                         r"compressed[-_ ]tensors|marlin|fp8)\b"),
+    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]moe\b|\d(?-i:vlmoe)\b"),
+    Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
+                   r"\bmemory (leak|usage|footprint)\b"),
+    Word("kv-cache", r"\bkv[-_ ]?cache\b|\bprefix[-_ ]cach\w*|\bkv blocks?\b"),
+    Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
+                         r"\bpip wheel\b|\bwheel\b|\bsetup\.py\b|\bundefined symbol\b", 1.0, 0.3),
+    Word("rocm", r"\brocm\b|\bamd\b|\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
+    Word("tpu", r"\btpus?\b"),
+    Word("cpu", r"\bcpu[-_ ]?(backend|only|inference|serving|mode|device|platform|build|wheel|docker|image)\b|"
+                r"\b(on|with) (a |the )?cpu\b|\bx86\b", 1.0, 0.3),
+    Word("cpu", r"\bcpu\b(?![-_ ]?(offload\w*|usage|utili[sz]ation|memory|threads?|cores?|bound|overhead|ram|swap))",
+         0.5, 0.3),
+    Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
+                r"\bs390x\b"),
+    Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b"),
+    Word("structured-output", r"\bstructured[-_ ]outputs?\b|\bguided[-_ ](decoding|json|regex|choice|grammar)\b|"
+                              r"\bjson[-_ ]?schema\b|\bxgrammar\b|\boutlines\b|\blm[-_ ]format[-_ ]enforcer\b|"
+                              r"\bresponse_format\b|\bjson mode\b"),
+    Word("tool-calling", r"\btool[-_ ]?call\w*|\bfunction[-_ ]call\w*|\btool[-_ ]parser\b|\btool_choice\b|"
+                         r"\bauto[-_ ]tool[-_ ]choice\b|\bhermes[-_ ]?(tool)?[-_ ]?parser\b|\btools? use\b|"
+                         r"\breasoning[-_ ]parser\b"),
+    Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
+                           r"(?<![a-z])omni(?![a-z])|\bllava\w*|"
+                           r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
+                           r"\baudio input\w*|\bglm-?4(\.\d+)?v\b|\bqwen\d?(\.\d)?-?audio\b|\bwhisper\b"),
+    Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
+    Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
+    Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
+    Word("lora", r"\bs?lora\b|\blora[-_ ](adapter|module)s?\b|\benable[-_ ]lora\b|\bmulti[-_ ]?lora\b"),
+    Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format)\b|"
+                     r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
+                     r"\bprompt_logprobs\b|\blogprobs\b"),
+    Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bstreaming\b", 0.5, 0.3),
+    Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
+                      r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b|"
+                      r"\bnot supported yet\b"),
+    Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
+                        r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\bbenchmark\w*", 1.0, 0.3),
+    Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
+                          r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|\bsm_?\d{2,3}\b|"
+                          r"\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|\bdoes not support bf(loat)?16\b"),
+    Word("nvidia-compat", r"\bgb10\b|\bdgx spark\b|\bjetson\b|\bsm_?12[01]\b"),
+    Word("nvidia-compat", r"\bblackwell\b|\brtx ?50[5-9]0\b|\brtx pro 6000\b|\bb200\b|\bgb200\b", 0.5, 0.3),
+)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A pattern over the failure (root-cause exception `Type: message`, or bare error lines)."""
+
+    topic: str
+    pattern: str
+    weight: float = 1.0
+
+
+FAILURE: tuple[Pattern, ...] = (
+    Pattern("memory", r"out of memory|OutOfMemoryError|no available memory for the cache blocks|"
+                      r"not enough (gpu |kv cache )?memory|insufficient (gpu )?memory|CUDA_ERROR_OUT_OF_MEMORY"),
+    Pattern("memory", r"larger than the maximum number of tokens that can be stored in kv cache|"
+                      r"kv cache is needed|available kv cache memory"),
+    Pattern("kv-cache", r"stored in kv cache|kv cache is needed|available kv cache memory|kv[-_ ]cache|prefix cach"),
+    Pattern("nvidia-compat", r"no kernel image is available|compute capability|bfloat16 is only supported|"
+                             r"does not support bfloat16|cuda capability sm_\d+|is not compatible with the current "
+                             r"pytorch installation|sm_\d{2,3}\w? is not (supported|compatible)"),
+    Pattern("new-model", r"model architectures? .{0,200}(are|is) not supported|failed to be inspected|"
+                         r"trust_remote_code|transformers does not recognize|does not recognize this architecture|"
+                         r"unrecognized (configuration class|model)|architectures? .{0,80}(is |are )?not supported"),
+    Pattern("quantization", r"quantiz|\b(awq|gptq|gguf|bitsandbytes|fp8|fp4|nvfp4|mxfp4|marlin|w8a8|int4|int8|"
+                            r"compressed[-_ ]tensors)\b", 0.5),
+    Pattern("tensor-parallel", r"divisible by (the )?tensor[-_ ]parallel|tensor[-_ ]parallel[-_ ]size|"
+                               r"tensor parallelism"),
+    Pattern("tensor-parallel", r"\bnccl|all[-_ ]?reduce|\bworld[-_ ]size\b", 0.5),
+    Pattern("pipeline-parallel", r"pipeline[-_ ]parallel|SupportsPP"),
+    Pattern("speculative-decoding", r"speculat|spec[-_ ]?decode|num_speculative_tokens|drafter|draft[-_ ]model|"
+                                    r"eagle\w*proposer|\bmtp\b"),
+    Pattern("speculative-decoding", r"\beagle|proposer", 0.5),
+    Pattern("lora", r"\blora"),
+    Pattern("structured-output", r"xgrammar|guided[-_ ]decod|structured[-_ ]output|json[-_ ]schema|grammar|"
+                                 r"outlines|failed to advance fsm"),
+    Pattern("tool-calling", r"tool[-_ ]?call|tool[-_ ]?parser|function[-_ ]call|auto[-_ ]tool[-_ ]choice"),
+    Pattern("multi-modality", r"multi[-_ ]?modal|pixel_values|mm[-_ ]processor|image[-_ ]token|"
+                              r"allowed[-_ ]local[-_ ]media|is not a multimodal model|max_tokens_per_mm_item"),
+    Pattern("multi-modality", r"\b(image|video|audio)s?\b", 0.5),
+    Pattern("frontend", r"chat[-_ ]template|openai_harmony|harmonyerror|serving_chat|serving_completion"),
+    Pattern("installation", r"undefined symbol|cannot open shared object file|no module named '?vllm\._C|"
+                            r"vllm\._C|_C\.abi3|failed building wheel|could not build wheels|python\.h|"
+                            r"subprocess-exited-with-error|cuda_home|metadata-generation-failed|"
+                            r"no matching distribution found|\bvllm_ops\b|_custom_ops|"
+                            r"\bvllm_flash_attn\b.{0,40}(no module|import)"),
+    Pattern("torch.compile", r"backendcompilerfailed|inductor|torch\._dynamo|dynamo|torch\.compile", 1.0),
+    Pattern("torch.compile", r"cuda ?graph|cudagraph|capture_end", 0.5),
+    Pattern("ray", r"\bray\b|rayworker|placement group|RayActorError", 0.5),
+    Pattern("rocm", r"\bhip\b|hiperror|rocm|\bgfx\d+|amdgpu|\baiter\b", 0.5),
+    Pattern("moe", r"fused[-_ ]moe|\bmoe\b|experts", 0.5),
+)
+
+# exception types (module kept as printed) -> topic
+EXCEPTION_TYPES: tuple[Pattern, ...] = (
+    Pattern("memory", r"(^|\.)OutOfMemoryError$"),
+    Pattern("torch.compile", r"^torch\._(dynamo|inductor)\.|(^|\.)(BackendCompilerFailed|InductorError)$"),
+    Pattern("ray", r"^ray\.|(^|\.)Ray\w*Error$"),
+    Pattern("structured-output", r"^(xgrammar|outlines|guidance)\."),
+    # openai_harmony parses gpt-oss output into reasoning / tool-call / final channels in the OpenAI server
+    Pattern("frontend", r"^openai_harmony\.|(^|\.)HarmonyError$"),
+    Pattern("tool-calling", r"^openai_harmony\.|(^|\.)HarmonyError$"),
+)
+
+
+@dataclass(frozen=True)
+class FramePattern:
+    topic: str
+    pattern: str            # over the frame's file path (forward slashes)
+    innermost: float = 1.0  # weight when it is the innermost vLLM frame (or innermost frame, for torch files)
+    any: float = 0.5        # weight when it is any frame of the root cause
+
+
+FRAMES: tuple[FramePattern, ...] = (
+    FramePattern("speculative-decoding", r"vllm/(v1/)?spec_decode/|/(eagle|medusa)\w*\.py$|_mtp\.py$", 1.0, 1.0),
+    FramePattern("lora", r"vllm/lora/", 1.0, 1.0),
+    FramePattern("structured-output", r"structured_output|guided_decoding|/xgrammar/|/outlines/", 1.0, 1.0),
+    FramePattern("tool-calling", r"tool_parsers?/|vllm/reasoning/", 1.0, 1.0),
+    FramePattern("frontend", r"vllm/entrypoints/(openai/|chat_utils|serve/|renderer)", 1.0, 0.0),
+    FramePattern("quantization", r"vllm/model_executor/layers/quantization/|gguf", 1.0, 0.5),
+    FramePattern("moe", r"fused_moe", 1.0, 0.5),
+    FramePattern("torch.compile", r"torch/_dynamo/|torch/_inductor/|vllm/compilation/", 1.0, 0.5),
+    FramePattern("multi-modality", r"vllm/multimodal/|vllm/model_executor/models/\w*(vl|vision|llava|omni)\w*\.py$",
+                 1.0, 0.5),
+    FramePattern("ray", r"/ray/|ray_utils\.py$|ray_distributed_executor|ray_executor", 0.5, 0.5),
+    FramePattern("rocm", r"vllm/platforms/rocm\.py$|_rocm\w*\.py$|/rocm_|/aiter", 0.5, 0.5),
+    FramePattern("intel-gpu", r"vllm/platforms/xpu\.py$|xpu_\w+\.py$|_xpu\.py$", 0.5, 0.5),
+    FramePattern("tpu", r"vllm/platforms/tpu\.py$|tpu_\w+\.py$|_tpu\.py$|/tpu_inference/", 0.5, 0.5),
+)
+
+
+def _gt1(v: Any) -> bool:
+    try:
+        return int(v) > 1
+    except (TypeError, ValueError):
+        return False
+
+
+def _set(v: Any) -> bool:
+    return v not in (None, False, "", "none", "None", "auto", 0, {}, [])
+
+
+@dataclass(frozen=True)
+class FlagSignal:
+    topic: str
+    flag: str
+    test: Callable[[Any], bool]
+    weight: float = 0.5
+
+
+FLAGS: tuple[FlagSignal, ...] = (
+    FlagSignal("speculative-decoding", "speculative_config", _set),
+    FlagSignal("speculative-decoding", "speculative_model", _set),
+    FlagSignal("pipeline-parallel", "pipeline_parallel_size", _gt1),
+    FlagSignal("tensor-parallel", "tensor_parallel_size", _gt1, 0.3),
+    FlagSignal("quantization", "quantization", _set),
+    FlagSignal("lora", "enable_lora", _set),
+    FlagSignal("lora", "lora_modules", _set),
+    FlagSignal("tool-calling", "tool_call_parser", _set),
+    FlagSignal("tool-calling", "enable_auto_tool_choice", _set),
+    FlagSignal("structured-output", "guided_decoding_backend", _set),
+    FlagSignal("structured-output", "structured_outputs_config", _set),
+    FlagSignal("ray", "distributed_executor_backend", lambda v: str(v).lower() == "ray"),
+    FlagSignal("moe", "enable_expert_parallel", _set),
+    FlagSignal("multi-modality", "limit_mm_per_prompt", _set),
+    FlagSignal("kv-cache", "enable_prefix_caching", _set, 0.3),
+    FlagSignal("kv-cache", "kv_cache_dtype", _set, 0.3),
+    FlagSignal("torch.compile", "compilation_config", _set, 0.3),
+)
+
+# the served model (name or resolved architecture)
+MODEL: tuple[Pattern, ...] = (
+    Pattern("multi-modality", r"(?<![a-z])vl(?![a-z])|\dvl|vision|llava|internvl|pixtral|idefics|paligemma|"
+                              r"minicpm-?[ov]|glm-?4(\.\d+)?v|omni|qwen\d?(\.\d)?-?audio|whisper|molmo|"
+                              r"ForConditionalGeneration", 0.6),
+    Pattern("quantization", r"(?<![a-z])(awq|gptq|gguf|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|bnb|4bit|8bit)"
+                            r"(?![a-z])|\.gguf$", 0.5),
+)
+
+# collect_env platform -> topic; only for kinds that report running vLLM there
+PLATFORMS: dict[str, tuple[str, float]] = {
+    "rocm": ("rocm", 1.0), "xpu": ("intel-gpu", 1.0), "tpu": ("tpu", 1.0), "cpu": ("cpu", 0.5),
+}
+PLATFORM_KINDS = ("bug", "installation", "usage", "performance")
+
+KINDS: dict[str, str] = {"installation": "installation", "new-model": "new-model", "performance": "performance"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    # ASCII: a CJK character next to an English word is a word boundary ("报错No available memory")
+    return re.compile(pattern, re.IGNORECASE | re.ASCII)
+
+
+_WORDS = [(w, _compile(w.pattern)) for w in WORDS]
+_FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
+_EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
+_FRAMES = [(f, _compile(f.pattern)) for f in FRAMES]
+_MODEL = [(p, _compile(p.pattern)) for p in MODEL]
+
+# lines of the description that are not the reporter's prose
+_LOG_LINE = re.compile(
+    r"^\s*(\([\w .=,-]{1,80} pid=\d+|\[rank\d+\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|\d{4}-\d\d-\d\d[ T]\d|"
+    r"\d\d-\d\d \d\d:\d\d|File \"|Traceback \(|During handling|The above exception|\^{3,}|\[(pip3?|conda)\]|"
+    r"[\w.]+(Error|Exception|Warning|Exit|Interrupt)\b:?|\$ |>>> |#\d+ |\+ |[-+]{3,}|[|=]{3,})",
+    re.IGNORECASE,
+)
+_CONFIG_PAIR = re.compile(r"\b\w+=(None|True|False|\d|'|\"|\{|\[|torch\.)")
+_PIP_LINE = re.compile(r"^\s*[\w.-]{1,80}\s*(==|>=|<=|~=|@)\s*\S{1,80}\s*$|^\s*[\w.-]{1,80}\s+\d[\w.+-]{0,40}\s*$")
+_ENV_LABELS = (
+    "pytorch version", "is debug build", "cuda used to build", "rocm used to build", "xpu used to build", "os:",
+    "gcc version", "clang version", "cmake version", "libc version", "python version", "python platform",
+    "is cuda available", "cuda runtime version", "cuda_module_loading", "gpu models and configuration",
+    "nvidia driver version", "cudnn version", "hip runtime version", "miopen runtime version", "is xnnpack",
+    "rocm version", "neuron sdk", "vllm version", "vllm build flags", "cuda archs", "gpu topology", "cpu:",
+    "architecture:", "model name:", "flags:", "vulnerability", "numa node", "l1d cache", "l2 cache", "l3 cache",
+    "versions of relevant libraries", "is xpu available", "intel gpu models", "collecting environment information",
+)
+_ENV_VAR = re.compile(r"^\s*(export\s+)?[A-Z][A-Z0-9_]{2,}=")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def prose_lines(description: str) -> list[str]:
+    """The reporter's own words: description lines outside code blocks, minus pasted logs/dumps/configs."""
+    out: list[str] = []
+    fence: str | None = None
+    in_details_env = False
+    for raw in description.split("\n"):
+        line = raw.rstrip()
+        m = _FENCE.match(line)
+        if m:
+            run = m.group(1)
+            if fence is None:
+                fence = run
+            elif run[0] == fence[0] and len(run) >= len(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        low = line.strip().lower()
+        if not low:
+            continue
+        if "collect_env" in low or "collect-env" in low:
+            in_details_env = "<details" in low or "<summary" in low or in_details_env
+            continue
+        if in_details_env:
+            if "</details>" in low:
+                in_details_env = False
+            continue
+        if len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line):
+            continue
+        if any(low.startswith(label) for label in _ENV_LABELS) or ("could not collect" in low):
+            continue
+        if len(_CONFIG_PAIR.findall(line)) >= 2:
+            continue
+        out.append(line)
+    return out
+
+
+def _failure_texts(report: Report) -> list[str]:
+    texts: list[str] = []
+    root = report.root_cause
+    if root is not None:
+        texts.append(f"{root.type}: {root.message[:2000]}")
+    texts.extend(line[:500] for line in report.error_lines[:20])
+    return texts
+
+
+class _Scores:
+    def __init__(self) -> None:
+        self.by_topic: dict[str, dict[str, float]] = {}
+
+    def add(self, topic: str, source: str, weight: float) -> None:
+        if weight <= 0:
+            return
+        sources = self.by_topic.setdefault(topic, {})
+        sources[source] = max(sources.get(source, 0.0), weight)
+
+    def total(self, topic: str) -> float:
+        return sum(self.by_topic.get(topic, {}).values())
+
+
+def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dict[str, float]]:
+    """Per topic, the strongest weight each source contributed (for `explain` and for tuning)."""
+    s = _Scores()
+    for f in findings:
+        if f.confidence >= MIN_FINDING_CONFIDENCE:
+            for label in f.labels:
+                s.add(label, "finding", THRESHOLD)
+
+    if report.kind in KINDS and report.kind_source in ("title", "template"):
+        s.add(KINDS[report.kind], "kind", THRESHOLD)
+    elif report.kind in KINDS:
+        s.add(KINDS[report.kind], "kind", 0.5)
+
+    platform = report.environment.platform
+    if platform in PLATFORMS and report.kind in PLATFORM_KINDS:
+        topic, weight = PLATFORMS[platform]
+        s.add(topic, "platform", weight if _platform_confirmed(report) else min(weight, 0.5))
+
+    title = report.title_text or ""
+    prose = "\n".join(prose_lines(report.description or ""))
+    for word, rx in _WORDS:
+        if title and rx.search(title):
+            s.add(word.topic, "title", word.title)
+        if prose and rx.search(prose):
+            s.add(word.topic, "prose", word.prose)
+
+    for text in _failure_texts(report):
+        for pat, rx in _FAILURE:
+            if rx.search(text):
+                s.add(pat.topic, "failure", pat.weight)
+    if title:  # titles often quote the error; only the unambiguous failure patterns count there
+        for pat, rx in _FAILURE:
+            if pat.weight >= THRESHOLD and rx.search(title):
+                s.add(pat.topic, "title", pat.weight)
+    root = report.root_cause
+    if root is not None:
+        for pat, rx in _EXC_TYPES:
+            if rx.search(root.type):
+                s.add(pat.topic, "failure", pat.weight)
+        _frame_signals(s, root.frames)
+
+    # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
+    for sig in FLAGS:
+        corroborated = set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
+        if corroborated and sig.flag in report.flags and sig.test(report.flags[sig.flag]):
+            s.add(sig.topic, "flag", sig.weight)
+
+    models = [m for m in (report.model, *report.architectures) if m]
+    for pat, rx in _MODEL:
+        if any(rx.search(m) for m in models):
+            s.add(pat.topic, "model", pat.weight)
+    return s.by_topic
+
+
+_AMD_GPU = re.compile(r"\b(amd|radeon|instinct|mi\d{3}\w{0,2}|gfx\d{3,4})\b", re.IGNORECASE | re.ASCII)
+_INTEL_GPU = re.compile(r"\b(intel|arc|xpu|data center gpu max)\b", re.IGNORECASE | re.ASCII)
+
+
+def _platform_confirmed(report: Report) -> bool:
+    """The platform is backed by the environment itself, not only by a word somewhere in the text."""
+    env = report.environment
+    torch = (env.torch_version or "").lower()
+    if env.platform == "rocm":
+        return bool(env.rocm_version) or "rocm" in torch or any(_AMD_GPU.search(g) for g in env.gpus)
+    if env.platform == "xpu":
+        return "xpu" in torch or any(_INTEL_GPU.search(g) for g in env.gpus)
+    return True
+
+
+def _frame_signals(s: _Scores, frames: tuple) -> None:
+    if not frames:
+        return
+    paths = [f.file.replace("\\", "/") for f in frames]
+    innermost_vllm = next((p for f, p in zip(reversed(frames), reversed(paths), strict=True) if f.is_vllm), None)
+    innermost = paths[-1]
+    for fp, rx in _FRAMES:
+        if any(rx.search(p) for p in paths):
+            s.add(fp.topic, "frame", fp.any)
+        for p in {innermost_vllm, innermost}:
+            if p and rx.search(p):
+                s.add(fp.topic, "frame", fp.innermost)
+
 
 def topic_labels(report: Report, findings: tuple[Finding, ...]) -> tuple[str, ...]:
-    labels: list[str] = []
-    for finding in findings:
-        for label in finding.labels:
-            if label not in labels:
-                labels.append(label)
-    return tuple(labels)
+    """Topic labels in taxonomy order; `needs-info` is added by the pipeline, not here."""
+    scores = topic_scores(report, findings)
+    chosen = {t for t, sources in scores.items() if sum(sources.values()) >= THRESHOLD - 1e-9}
+    ordered = [t for t in TOPICS if t in chosen]
+    # labels a rule uses that are not (yet) in the taxonomy are kept after the taxonomy ones
+    extra = sorted(t for t in chosen if t not in TOPICS and t != NEEDS_INFO)
+    return (*ordered, *extra)
