@@ -67,6 +67,80 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
     return run_rule_tests(args.rules, sys.stdout)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.app.server import run
+    from bot.app.settings import SettingsError, from_env
+
+    overrides: dict = {"insecure_no_secret": args.insecure_no_secret}
+    for name in ("host", "port", "workers"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    if args.rules_dir_given:
+        overrides["rules_dir"] = args.rules
+    try:
+        settings = from_env(**overrides)
+        settings.check()
+    except SettingsError as e:
+        sys.exit(f"vllm-triage serve: {e}")
+    run(settings)
+    return 0
+
+
+def cmd_index_github(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    import aiohttp
+
+    from bot.app.backfill import backfill, client_for
+    from bot.app.service import index_path, open_index
+    from bot.app.settings import SettingsError, from_env
+    from bot.app.store import SqliteStore
+
+    repo = args.github
+    if repo.count("/") != 1 or not all(repo.split("/")):
+        sys.exit("vllm-triage index: --github wants OWNER/REPO")
+    try:
+        settings = from_env()
+    except SettingsError as e:
+        sys.exit(f"vllm-triage index: {e}")
+    rules = _rules(args)
+    path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
+    index = open_index(path)
+
+    async def go():
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:
+            gh, installation = await client_for(repo, settings, session, os.environ.get("GITHUB_TOKEN"))
+            store = None
+            if args.queue_missed:
+                store = SqliteStore(settings.sqlite_path)
+                await store.migrate()
+            try:
+                def progress(n: int) -> None:
+                    if sys.stderr.isatty() and n % 100 == 0:
+                        print(f"\r{n} issues", end="", file=sys.stderr)
+                return await backfill(gh, repo, index, rules, store=store, installation_id=installation,
+                                      progress=progress)
+            finally:
+                if store is not None:
+                    await store.close()
+
+    try:
+        summary = asyncio.run(go())
+    finally:
+        close = getattr(index, "close", None)
+        if close is not None:
+            close()
+    print(f"{repo}: {summary.render()} -> {path}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    if args.github:
+        return cmd_index_github(args)
+    sys.exit("vllm-triage index: give an EXPORT file or --github OWNER/REPO")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="vllm-triage", description="Triage vLLM issue reports.")
     p.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rules directory (default: %(default)s)")
@@ -85,6 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--title", help="the issue title")
     e.set_defaults(func=cmd_explain)
 
+    sv = sub.add_parser("serve", help="run the GitHub App: webhook server and worker (dry-run without credentials)")
+    sv.add_argument("--host", help="bind address (default: $HOST or 127.0.0.1)")
+    sv.add_argument("--port", type=int, help="port (default: $PORT or 8080)")
+    sv.add_argument("--workers", type=int, help="concurrent deliveries (default: $VLLM_TRIAGE_WORKERS or 4)")
+    sv.add_argument("--insecure-no-secret", action="store_true",
+                    help="dry-run on loopback without GITHUB_WEBHOOK_SECRET (deliveries are not verified)")
+    sv.set_defaults(func=cmd_serve)
+
+    ix = sub.add_parser("index", help="build the duplicate index from an export or from a repository's history")
+    ix.add_argument("export", nargs="?", help="an exported issue list (see replay)")
+    ix.add_argument("--github", metavar="OWNER/REPO", help="page through the repository's issues on GitHub")
+    ix.add_argument("--db", help="index file (default: under $VLLM_TRIAGE_DATA_DIR/dupes/)")
+    ix.add_argument("--queue-missed", action="store_true",
+                    help="with --github: queue a triage for open issues the bot has no record of")
+    ix.set_defaults(func=cmd_index)
+
     rl = sub.add_parser("rules", help="rule-file tools")
     rsub = rl.add_subparsers(dest="rules_command", required=True)
     t = rsub.add_parser("test", help="lint every rule file and run every rule's examples")
@@ -94,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.rules_dir_given = any(a == "--rules" or a.startswith("--rules=") for a in (argv or sys.argv[1:]))
     return args.func(args)
 
 

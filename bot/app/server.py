@@ -1,0 +1,179 @@
+"""The aiohttp application: POST /webhook records the delivery and answers 202; the worker does the rest.
+
+    create_app(settings) -> aiohttp.web.Application     # no side effects until the app starts
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import aiohttp
+import gidgethub
+from aiohttp import web
+from gidgethub import sansio
+
+from bot.app.github import GitHub
+from bot.app.handlers import installation_of, issue_number_of, repo_of
+from bot.app.metrics import Metrics
+from bot.app.service import Service, TriageFn
+from bot.app.settings import Settings
+from bot.app.store import SqliteStore, Store
+from bot.app.worker import Worker
+from bot.triage import triage
+
+log = logging.getLogger("vllm_triage.server")
+
+STORE = web.AppKey("store", Store)
+SETTINGS = web.AppKey("settings", Settings)
+METRICS = web.AppKey("metrics", Metrics)
+WORKER = web.AppKey("worker", Worker)
+SERVICE = web.AppKey("service", Service)
+
+
+def _answer(status: int, message: str, **extra: Any) -> web.Response:
+    # A short text in the body shows up in GitHub's delivery log.
+    return web.json_response({"message": message, **extra}, status=status)
+
+
+async def webhook(request: web.Request) -> web.Response:
+    started = time.perf_counter()
+    settings, metrics = request.app[SETTINGS], request.app[METRICS]
+    event_name = request.headers.get("X-GitHub-Event", "?")
+
+    def done(response: web.Response, outcome: str) -> web.Response:
+        metrics.inc("vllm_triage_webhooks_total", event=event_name[:40], outcome=outcome)
+        metrics.observe("vllm_triage_webhook_seconds", time.perf_counter() - started)
+        return response
+
+    if request.content_length is not None and request.content_length > settings.max_body_bytes:
+        return done(_answer(413, "payload too large"), "too-large")
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return done(_answer(413, "payload too large"), "too-large")
+    try:
+        event = sansio.Event.from_http(request.headers, body, secret=settings.webhook_secret)
+    except gidgethub.ValidationFailure as e:
+        return done(_answer(401, f"signature check failed: {e}"), "bad-signature")
+    except gidgethub.BadRequest as e:
+        return done(_answer(415, str(e) or "expected application/json"), "bad-content-type")
+    except KeyError as e:
+        return done(_answer(400, f"missing header {e}"), "bad-request")
+    except ValueError:  # JSON that does not parse
+        return done(_answer(400, "body is not valid JSON"), "bad-request")
+    if event.event == "ping":
+        return done(_answer(200, "pong"), "ping")
+    data = event.data if isinstance(event.data, dict) else {}
+    if not event.delivery_id:
+        return done(_answer(400, "missing X-GitHub-Delivery"), "bad-request")
+    payload = body.decode("utf-8") if request.content_type == "application/json" else json.dumps(data)
+    outcome = await request.app[STORE].record_delivery(
+        event.delivery_id, event.event, data.get("action"), repo_of(data), issue_number_of(event.event, data),
+        installation_of(data), payload)
+    if outcome != "duplicate":
+        request.app[WORKER].wake()
+    return done(_answer(202, outcome, delivery=event.delivery_id), outcome)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    try:
+        counts = await request.app[STORE].delivery_counts()
+    except Exception as e:
+        return web.json_response({"ok": False, "error": repr(e)}, status=503)
+    settings = request.app[SETTINGS]
+    return web.json_response({"ok": True, "mode": settings.mode, "deliveries": counts})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    store = request.app[STORE]
+    counts = await store.delivery_counts()
+    gauges = {"vllm_triage_deliveries": ("Deliveries in the queue by status",
+                                         {f'{{status="{k}"}}': v for k, v in counts.items()})}
+    service = request.app[SERVICE]
+    if service.github is not None:
+        gauges["vllm_triage_installation_tokens_minted"] = ("Installation tokens minted since start",
+                                                            {"": service.github.tokens_minted})
+    return web.Response(text=request.app[METRICS].render(gauges), content_type="text/plain", charset="utf-8")
+
+
+def _authorised(request: web.Request) -> None:
+    token = request.app[SETTINGS].api_token
+    if token and request.headers.get("Authorization") != f"Bearer {token}":
+        raise web.HTTPUnauthorized(text="set Authorization: Bearer <VLLM_TRIAGE_API_TOKEN>")
+
+
+def _int(request: web.Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be a number") from None
+
+
+async def api_decisions(request: web.Request) -> web.Response:
+    _authorised(request)
+    records = await request.app[STORE].decisions(request.query.get("repo"), _int(request, "number"),
+                                                 min(_int(request, "limit", 100) or 100, 1000))
+    return web.json_response([r.__dict__ for r in records])
+
+
+async def api_deliveries(request: web.Request) -> web.Response:
+    _authorised(request)
+    rows = await request.app[STORE].deliveries(request.query.get("status"), min(_int(request, "limit", 100) or 100,
+                                                                                 10000))
+    return web.json_response([{k: v for k, v in d.__dict__.items() if k != "payload"} for d in rows])
+
+
+async def api_config_errors(request: web.Request) -> web.Response:
+    _authorised(request)
+    return web.json_response(await request.app[STORE].config_errors())
+
+
+async def api_installations(request: web.Request) -> web.Response:
+    _authorised(request)
+    return web.json_response(await request.app[STORE].installations())
+
+
+def create_app(settings: Settings, *, store: Store | None = None, triage_fn: TriageFn = triage) -> web.Application:
+    settings.check()
+    app = web.Application(client_max_size=settings.max_body_bytes)
+    app[SETTINGS] = settings
+    app[METRICS] = Metrics()
+
+    async def lifecycle(app: web.Application):
+        app[STORE] = store or SqliteStore(settings.sqlite_path)
+        await app[STORE].migrate()
+        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout))
+        github = GitHub(settings, session) if settings.has_credentials else None
+        app[SERVICE] = Service(settings, app[STORE], github=github, triage_fn=triage_fn, metrics=app[METRICS])
+        await app[SERVICE].start()
+        app[WORKER] = Worker(settings, app[STORE], app[SERVICE])
+        app[WORKER].start()
+        log.info("vllm-triage serving in %s mode on %s:%s", settings.mode, settings.host, settings.port)
+        yield
+        await app[WORKER].stop()
+        await session.close()
+        await app[SERVICE].close()
+        if store is None:
+            await app[STORE].close()
+
+    app.cleanup_ctx.append(lifecycle)
+    app.router.add_post("/webhook", webhook)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/api/decisions", api_decisions)
+    app.router.add_get("/api/deliveries", api_deliveries)
+    app.router.add_get("/api/config-errors", api_config_errors)
+    app.router.add_get("/api/installations", api_installations)
+    return app
+
+
+def run(settings: Settings) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None,
+                access_log=None, shutdown_timeout=15)

@@ -1,0 +1,234 @@
+"""What the handlers call: payload -> re-read the issue -> triage (pure) -> plan (pure) -> apply.
+
+One `Service` per server process. The core (parsing, rules, duplicate search) runs on one dedicated thread
+so that a slow triage never delays webhook acknowledgements, and so that the duplicate index is only ever
+touched from that thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bot.app.actions import IssueView, apply, bot_comments, read_config, read_issue, repo_labels
+from bot.app.github import GitHub, GitHubClient
+from bot.app.metrics import Metrics
+from bot.app.plan import plan as make_plan
+from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
+from bot.app.settings import Settings, most_cautious
+from bot.app.store import IssueState, Store
+from bot.comment import render_comment
+from bot.decision import Candidate, Finding
+from bot.labels import topic_labels
+from bot.report import Report, parse
+from bot.triage import SimilarIssues, Triage, triage
+
+log = logging.getLogger("vllm_triage.service")
+TriageFn = Callable[..., Triage]
+
+
+class _Excluding:
+    """The duplicate index minus the candidates maintainers rejected with /not-duplicate."""
+
+    def __init__(self, index: SimilarIssues, excluded: set[int]) -> None:
+        self.index, self.excluded = index, excluded
+
+    def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
+               limit: int = 3) -> tuple[Candidate, ...]:
+        found = self.index.search(report, findings, exclude=exclude, limit=limit + len(self.excluded))
+        return tuple(c for c in found if c.number not in self.excluded)[:limit]
+
+
+def open_index(path: Path) -> Any:
+    """The duplicate index of one repository, persistent under the data dir when bot.dupes can store it."""
+    import bot.dupes as dupes
+
+    cls = getattr(dupes, "DuplicateIndex", None)
+    if cls is not None and hasattr(cls, "open"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls.open(path)
+    return dupes.MemoryIndex()
+
+
+def index_path(data_dir: Path | str, repo: str) -> Path:
+    return Path(data_dir) / "dupes" / (repo.replace("/", "__") + ".sqlite3")
+
+
+def adjust(result: Triage, config: RepoConfig) -> tuple[list[str], str | None]:
+    """The decision's labels and comment after the repository's thresholds and feature switches."""
+    d = result.decision
+    findings = tuple(f for f in d.findings if f.confidence >= config.diagnosis_threshold)
+    duplicates = tuple(c for c in d.duplicates if c.score >= config.duplicate_threshold)
+    if not config.enabled("duplicates"):
+        duplicates = ()
+    needs_info = d.needs_info if config.enabled("needs_info") else ()
+    if (findings, duplicates, needs_info) == (d.findings, d.duplicates, d.needs_info):
+        return list(d.labels), d.comment
+    labels = list(topic_labels(result.report, findings))
+    if needs_info:
+        labels.append("needs-info")
+    return labels, render_comment(result.report, findings, duplicates, needs_info)
+
+
+def summary(result: Triage, labels: list[str], comment: str | None) -> dict[str, Any]:
+    d = result.decision
+    return {"labels": labels, "findings": [f.rule for f in d.findings], "needs_info": list(d.needs_info),
+            "duplicates": [c.number for c in d.duplicates], "comment": comment}
+
+
+class Service:
+    def __init__(self, settings: Settings, store: Store, *, github: GitHub | None = None,
+                 triage_fn: TriageFn = triage, metrics: Metrics | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.github = github
+        self.triage_fn = triage_fn
+        self.metrics = metrics or Metrics()
+        self.configs = ConfigCache(settings.config_cache_seconds)
+        self._core = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-triage-core")
+        self._rules: Any = None
+        self._indexes: dict[str, Any] = {}
+
+    async def core(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._core, fn, *args)
+
+    async def start(self) -> None:
+        from bot.rules import DEFAULT_RULES_DIR, load_rules
+
+        self._rules = await self.core(load_rules, self.settings.rules_dir or DEFAULT_RULES_DIR)
+
+    async def close(self) -> None:
+        await self.core(self._close_indexes)
+        self._core.shutdown(wait=True)
+
+    def _close_indexes(self) -> None:  # core thread
+        for index in self._indexes.values():
+            close = getattr(index, "close", None)
+            if close is not None:
+                close()
+        self._indexes.clear()
+
+    async def mark_duplicate(self, repo: str, number: int, of: int) -> None:
+        def mark() -> None:
+            method = getattr(self._index(repo), "mark_duplicate", None)
+            if method is not None:
+                method(number, of)
+
+        await self.core(mark)
+
+    def _index(self, repo: str) -> Any:  # core thread only
+        index = self._indexes.get(repo)
+        if index is None:
+            index = self._indexes[repo] = open_index(index_path(self.settings.data_dir, repo))
+        return index
+
+    # -- GitHub access ---------------------------------------------------------------------------------
+
+    async def client(self, installation_id: int | None) -> GitHubClient | None:
+        if self.github is None or installation_id is None or self.settings.mode == "dry-run":
+            return None
+        return await self.github.installation(installation_id)
+
+    async def repo_config(self, gh: GitHubClient | None, repo: str) -> tuple[RepoConfig, list[str] | None]:
+        if gh is None:
+            return DEFAULT, None
+        cached = self.configs.get(repo)
+        if cached is not None:
+            return cached
+        config = await read_config(gh, repo)
+        labels = await repo_labels(gh, repo) if config.allow is None else None
+        await self.store.set_config_errors(repo, list(config.errors))
+        for error in config.errors:
+            log.warning("%s: %s", repo, error)
+        self.configs.put(repo, (config, labels))
+        return config, labels
+
+    async def bot_login(self) -> str | None:
+        return await self.github.bot_login() if self.github is not None else self.settings.bot_login
+
+    # -- what the handlers call ------------------------------------------------------------------------
+
+    async def triage_issue(self, *, repo: str, number: int, installation_id: int | None,
+                           payload_issue: dict[str, Any], delivery_id: str | None, reason: str,
+                           force: bool = False) -> dict[str, Any] | None:
+        gh = await self.client(installation_id)
+        config, labels_in_repo = await self.repo_config(gh, repo)
+        mode = most_cautious(self.settings.mode, config.mode if gh is not None else "dry-run")
+        issue = await read_issue(gh, repo, number) if gh is not None else IssueView.from_api(payload_issue)
+        if issue is None:
+            await self._mark(repo, number, "deleted")
+            return None
+        if issue.is_pull_request or (issue.state != "open" and not force):
+            return None
+        state = await self.store.issue_state(repo, number) or IssueState(repo=repo, number=number)
+        if force:
+            state = replace(state, comment_id=None)  # a maintainer asked: post again even if deleted
+        rejected = {f["target"] for f in await self.store.feedback(repo, number)
+                    if f["kind"] == "not-duplicate" and f["target"] is not None}
+        result = await self.core(self._triage, repo, issue, rejected, config.enabled("duplicates"))
+        labels, comment = adjust(result, config)
+        existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
+        the_plan = make_plan(topics=labels, comment=comment, current_labels=issue.labels, bot_comments=existing,
+                             state=state, config=config, repo_labels=labels_in_repo)
+        record = {**the_plan.as_dict(), "decision": summary(result, labels, comment),
+                  "config_errors": list(config.errors)}
+        if mode != "live":
+            await self.store.record_decision(delivery_id, repo, number, mode, reason, record, applied=False)
+            self.metrics.inc("vllm_triage_decisions_total", mode=mode)
+            return record
+        try:
+            new_state = await apply(gh, self.store, repo, number, the_plan) if gh is not None else the_plan.state
+        except Exception as e:
+            await self.store.record_decision(delivery_id, repo, number, mode, f"{reason} (failed: {e!r:.200})",
+                                             record, applied=False)
+            raise
+        await self.store.save_issue_state(replace(new_state, last_decision=record["decision"], state="open"))
+        await self.store.record_decision(delivery_id, repo, number, mode, reason, record, applied=True)
+        self.metrics.inc("vllm_triage_decisions_total", mode=mode)
+        for kind, n in (("labels_added", len(the_plan.add_labels)), ("labels_removed", len(the_plan.remove_labels)),
+                        ("comments_" + the_plan.comment.kind, int(the_plan.comment.kind != "none"))):
+            if n:
+                self.metrics.inc("vllm_triage_actions_total", n, kind=kind)
+        return record
+
+    def _triage(self, repo: str, issue: IssueView, rejected: set[int], duplicates: bool) -> Triage:  # core thread
+        index = self._index(repo)
+        similar = (_Excluding(index, rejected) if rejected else index) if duplicates else None
+        result = self.triage_fn(issue.number, issue.title, issue.body, self._rules, similar)
+        index.add(issue.number, result.report, result.decision.findings, state=issue.state,
+                  created_at=issue.created_at, url=issue.url)
+        return result
+
+    def _index_closed(self, repo: str, issue: IssueView) -> None:  # core thread
+        report = parse(issue.title, issue.body)
+        self._index(repo).add(issue.number, report, self._rules.evaluate(report), state="closed",
+                              created_at=issue.created_at, url=issue.url)
+
+    async def issue_closed(self, repo: str, payload_issue: dict[str, Any]) -> None:
+        issue = IssueView.from_api(payload_issue)
+        if not issue.is_pull_request:
+            await self.core(self._index_closed, repo, issue)
+        await self._mark(repo, issue.number, "closed")
+
+    async def issue_deleted(self, repo: str, number: int) -> None:
+        await self._mark(repo, number, "deleted")
+
+    async def _mark(self, repo: str, number: int, what: str) -> None:
+        state = await self.store.issue_state(repo, number) or IssueState(repo=repo, number=number)
+        await self.store.save_issue_state(replace(state, state=what))
+
+    async def label_removed_by_human(self, repo: str, number: int, label: str) -> None:
+        state = await self.store.issue_state(repo, number) or IssueState(repo=repo, number=number)
+        if label not in state.labels_suppressed:
+            state = replace(state, labels_suppressed=[*state.labels_suppressed, label],
+                            labels_added=[lb for lb in state.labels_added if lb != label])
+            await self.store.save_issue_state(state)
+
+    async def commands_enabled(self, repo: str, installation_id: int | None) -> bool:
+        config, _ = await self.repo_config(await self.client(installation_id), repo)
+        return config.enabled("commands")

@@ -1,0 +1,463 @@
+"""Durable state behind one small interface: the delivery queue, per-issue bot state, decisions, feedback,
+installations and config errors.
+
+`Store` is the contract the server and the worker use; `SqliteStore` is the embedded default (WAL mode).
+All SQL lives in this module. Migrations are append-only: add a new entry to `MIGRATIONS`, never edit one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+# A delivery is queued -> running -> done, or back to queued (with not_before) after a failure, or parked
+# after too many failures. A redelivery of a parked delivery (same X-GitHub-Delivery) queues it again.
+QUEUED, RUNNING, DONE, PARKED = "queued", "running", "done", "parked"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the delivery queue
+    """
+    CREATE TABLE deliveries (
+        id TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        action TEXT,
+        repo TEXT,
+        issue_number INTEGER,
+        issue_key TEXT,
+        installation_id INTEGER,
+        payload TEXT NOT NULL,
+        received_at REAL NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        not_before REAL NOT NULL DEFAULT 0,
+        claimed_by TEXT,
+        lease_until REAL,
+        last_error TEXT,
+        finished_at REAL,
+        redeliveries INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX deliveries_ready ON deliveries (status, not_before);
+    CREATE INDEX deliveries_issue ON deliveries (issue_key, status);
+    """,
+    # 2: what the bot did and knows per issue
+    """
+    CREATE TABLE issue_state (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        labels_added TEXT NOT NULL DEFAULT '[]',
+        labels_pending TEXT NOT NULL DEFAULT '[]',
+        labels_suppressed TEXT NOT NULL DEFAULT '[]',
+        comment_id INTEGER,
+        comment_sha TEXT,
+        last_decision TEXT,
+        state TEXT NOT NULL DEFAULT 'open',
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    """,
+    # 3: every plan the bot made, applied or not (dry-run and shadow read it from here)
+    """
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        delivery_id TEXT,
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        mode TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        applied INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX decisions_issue ON decisions (repo, number);
+    """,
+    # 4: maintainer feedback, installations, config errors
+    """
+    CREATE TABLE feedback (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        target INTEGER,
+        actor TEXT,
+        delivery_id TEXT,
+        created_at REAL NOT NULL,
+        UNIQUE (delivery_id, kind, target)
+    );
+    CREATE INDEX feedback_issue ON feedback (repo, number);
+    CREATE TABLE installations (
+        id INTEGER PRIMARY KEY,
+        account TEXT,
+        target_type TEXT,
+        repos TEXT NOT NULL DEFAULT '[]',
+        suspended INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE config_errors (
+        repo TEXT PRIMARY KEY,
+        errors TEXT NOT NULL,
+        checked_at REAL NOT NULL
+    );
+    """,
+)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: str
+    event: str
+    action: str | None
+    repo: str | None
+    issue_number: int | None
+    installation_id: int | None
+    payload: str
+    received_at: float
+    status: str
+    attempts: int
+    last_error: str | None = None
+    claimed_by: str | None = None
+
+    def data(self) -> dict[str, Any]:
+        return json.loads(self.payload)
+
+
+@dataclass
+class IssueState:
+    repo: str
+    number: int
+    labels_added: list[str] = field(default_factory=list)       # labels the bot put on the issue
+    labels_pending: list[str] = field(default_factory=list)     # sent, not yet confirmed (crash in between)
+    labels_suppressed: list[str] = field(default_factory=list)  # removed by a human: never added again
+    comment_id: int | None = None
+    comment_sha: str | None = None
+    last_decision: dict[str, Any] | None = None
+    state: str = "open"
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    id: int
+    delivery_id: str | None
+    repo: str
+    number: int
+    mode: str
+    reason: str
+    plan: dict[str, Any]
+    applied: bool
+    created_at: float
+
+
+class Store(Protocol):
+    async def migrate(self) -> int: ...
+    async def close(self) -> None: ...
+    async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
+                              issue_number: int | None, installation_id: int | None, payload: str) -> str: ...
+    async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None: ...
+    async def renew(self, delivery_id: str, worker: str, lease_seconds: float) -> bool: ...
+    async def complete(self, delivery_id: str, worker: str) -> bool: ...
+    async def retry(self, delivery_id: str, worker: str, error: str, not_before: float,
+                    count_attempt: bool = True) -> bool: ...
+    async def park(self, delivery_id: str, worker: str, error: str) -> bool: ...
+    async def delivery(self, delivery_id: str) -> Delivery | None: ...
+    async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]: ...
+    async def delivery_counts(self) -> dict[str, int]: ...
+    async def issue_state(self, repo: str, number: int) -> IssueState | None: ...
+    async def save_issue_state(self, state: IssueState) -> None: ...
+    async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
+                              plan: dict[str, Any], applied: bool) -> None: ...
+    async def decisions(self, repo: str | None = None, number: int | None = None,
+                        limit: int = 100) -> list[DecisionRecord]: ...
+    async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
+                           delivery_id: str | None) -> None: ...
+    async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+    async def upsert_installation(self, installation_id: int, account: str | None, target_type: str | None,
+                                  repos: Iterable[str] | None = None, *, add_repos: Iterable[str] = (),
+                                  remove_repos: Iterable[str] = (), suspended: bool = False,
+                                  deleted: bool = False) -> None: ...
+    async def installations(self) -> list[dict[str, Any]]: ...
+    async def set_config_errors(self, repo: str, errors: list[str]) -> None: ...
+    async def config_errors(self) -> dict[str, list[str]]: ...
+
+
+def _issue_key(repo: str | None, number: int | None) -> str | None:
+    return f"{repo}#{number}" if repo and number is not None else None
+
+
+def _delivery(row: sqlite3.Row) -> Delivery:
+    return Delivery(id=row["id"], event=row["event"], action=row["action"], repo=row["repo"],
+                    issue_number=row["issue_number"], installation_id=row["installation_id"],
+                    payload=row["payload"], received_at=row["received_at"], status=row["status"],
+                    attempts=row["attempts"], last_error=row["last_error"], claimed_by=row["claimed_by"])
+
+
+class SqliteStore:
+    """The embedded store. One connection, used from the event loop thread (every statement is short)."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", clock=time.time) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._clock = clock
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), not a power cut.
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute("PRAGMA busy_timeout=30000")
+
+    # -- schema ---------------------------------------------------------------------------------------
+
+    async def migrate(self) -> int:
+        db = self._db
+        db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
+        done = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
+        for version, script in enumerate(MIGRATIONS, start=1):
+            if version in done:
+                continue
+            statements = [s.strip() for s in script.split(";") if s.strip()]
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                           (version, self._clock()))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return len(MIGRATIONS)
+
+    async def close(self) -> None:
+        self._db.close()
+
+    # -- deliveries -----------------------------------------------------------------------------------
+
+    async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
+                              issue_number: int | None, installation_id: int | None, payload: str) -> str:
+        """'queued' for a new delivery, 'requeued' for a redelivery of a parked or waiting one,
+        'duplicate' when it is already done or being processed (nothing happens then)."""
+        now = self._clock()
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT status, attempts FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+            if row is None:
+                db.execute(
+                    "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
+                    " payload, received_at, status, attempts, not_before) VALUES (?,?,?,?,?,?,?,?,?,?,0,?)",
+                    (delivery_id, event, action, repo, issue_number, _issue_key(repo, issue_number),
+                     installation_id, payload, now, QUEUED, now))
+                outcome = "queued"
+            elif row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
+                db.execute("UPDATE deliveries SET status = ?, attempts = 0, not_before = ?, claimed_by = NULL,"
+                           " lease_until = NULL, payload = ?, redeliveries = redeliveries + 1 WHERE id = ?",
+                           (QUEUED, now, payload, delivery_id))
+                outcome = "requeued"
+            else:
+                db.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = ?", (delivery_id,))
+                outcome = "duplicate"
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return outcome
+
+    async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None:
+        """Lease the oldest ready delivery whose issue has no other delivery in flight.
+
+        A running delivery whose lease expired (its worker died) is ready again. A delivery that already
+        used `max_attempts` claims is parked instead of being handed out again.
+        """
+        db = self._db
+        while True:
+            now = self._clock()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT * FROM deliveries d"
+                    " WHERE ((d.status = ? AND d.not_before <= ?) OR (d.status = ? AND d.lease_until < ?))"
+                    "   AND (d.issue_key IS NULL OR NOT EXISTS ("
+                    "        SELECT 1 FROM deliveries o WHERE o.issue_key = d.issue_key AND o.status = ?"
+                    "          AND o.lease_until >= ? AND o.id <> d.id))"
+                    " ORDER BY d.received_at LIMIT 1",
+                    (QUEUED, now, RUNNING, now, RUNNING, now)).fetchone()
+                if row is None:
+                    db.execute("COMMIT")
+                    return None
+                if row["attempts"] >= max_attempts:
+                    error = row["last_error"] or "worker lost its lease repeatedly"
+                    db.execute("UPDATE deliveries SET status = ?, claimed_by = NULL, lease_until = NULL,"
+                               " finished_at = ?, last_error = ? WHERE id = ?",
+                               (PARKED, now, f"parked after {row['attempts']} attempts: {error}", row["id"]))
+                    db.execute("COMMIT")
+                    continue
+                db.execute("UPDATE deliveries SET status = ?, claimed_by = ?, lease_until = ?,"
+                           " attempts = attempts + 1 WHERE id = ?",
+                           (RUNNING, worker, now + lease_seconds, row["id"]))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            claimed = _delivery(row)
+            return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
+                               "claimed_by": worker})
+
+    def _update_owned(self, sql: str, params: tuple, delivery_id: str, worker: str) -> bool:
+        cur = self._db.execute(sql + " WHERE id = ? AND claimed_by = ? AND status = ?",
+                               (*params, delivery_id, worker, RUNNING))
+        return cur.rowcount == 1
+
+    async def renew(self, delivery_id: str, worker: str, lease_seconds: float) -> bool:
+        return self._update_owned("UPDATE deliveries SET lease_until = ?", (self._clock() + lease_seconds,),
+                                  delivery_id, worker)
+
+    async def complete(self, delivery_id: str, worker: str) -> bool:
+        return self._update_owned("UPDATE deliveries SET status = ?, finished_at = ?, lease_until = NULL",
+                                  (DONE, self._clock()), delivery_id, worker)
+
+    async def retry(self, delivery_id: str, worker: str, error: str, not_before: float,
+                    count_attempt: bool = True) -> bool:
+        undo = 0 if count_attempt else 1
+        return self._update_owned(
+            "UPDATE deliveries SET status = ?, not_before = ?, last_error = ?, lease_until = NULL,"
+            " attempts = attempts - ?", (QUEUED, not_before, error[:2000], undo), delivery_id, worker)
+
+    async def park(self, delivery_id: str, worker: str, error: str) -> bool:
+        return self._update_owned(
+            "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?, lease_until = NULL",
+            (PARKED, error[:2000], self._clock()), delivery_id, worker)
+
+    async def delivery(self, delivery_id: str) -> Delivery | None:
+        row = self._db.execute("SELECT * FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+        return _delivery(row) if row else None
+
+    async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]:
+        if status:
+            rows = self._db.execute("SELECT * FROM deliveries WHERE status = ? ORDER BY received_at DESC LIMIT ?",
+                                    (status, limit))
+        else:
+            rows = self._db.execute("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT ?", (limit,))
+        return [_delivery(r) for r in rows]
+
+    async def delivery_counts(self) -> dict[str, int]:
+        counts = {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
+        for row in self._db.execute("SELECT status, COUNT(*) FROM deliveries GROUP BY status"):
+            counts[row[0]] = row[1]
+        return counts
+
+    # -- per-issue state ------------------------------------------------------------------------------
+
+    async def issue_state(self, repo: str, number: int) -> IssueState | None:
+        row = self._db.execute("SELECT * FROM issue_state WHERE repo = ? AND number = ?", (repo, number)).fetchone()
+        if row is None:
+            return None
+        return IssueState(repo=repo, number=number, labels_added=json.loads(row["labels_added"]),
+                          labels_pending=json.loads(row["labels_pending"]),
+                          labels_suppressed=json.loads(row["labels_suppressed"]),
+                          comment_id=row["comment_id"], comment_sha=row["comment_sha"],
+                          last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
+                          state=row["state"])
+
+    async def save_issue_state(self, state: IssueState) -> None:
+        self._db.execute(
+            "INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
+            " comment_sha, last_decision, state, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
+            " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
+            " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
+            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
+            (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
+             json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
+             json.dumps(state.last_decision) if state.last_decision is not None else None, state.state,
+             self._clock()))
+
+    # -- decisions ------------------------------------------------------------------------------------
+
+    async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
+                              plan: dict[str, Any], applied: bool) -> None:
+        self._db.execute(
+            "INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (delivery_id, repo, number, mode, reason, json.dumps(plan), int(applied), self._clock()))
+
+    async def decisions(self, repo: str | None = None, number: int | None = None,
+                        limit: int = 100) -> list[DecisionRecord]:
+        where, params = [], []
+        if repo is not None:
+            where.append("repo = ?")
+            params.append(repo)
+        if number is not None:
+            where.append("number = ?")
+            params.append(number)
+        sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
+        rows = self._db.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
+        return [DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
+                               mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
+                               applied=bool(r["applied"]), created_at=r["created_at"]) for r in rows]
+
+    # -- feedback, installations, config errors -------------------------------------------------------
+
+    async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
+                           delivery_id: str | None) -> None:
+        self._db.execute(
+            "INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
+            " VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+            (repo, number, kind, target, actor, delivery_id, self._clock()))
+
+    async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT kind, target, actor, created_at FROM feedback WHERE repo = ? AND number = ?"
+                                " ORDER BY id", (repo, number))
+        return [dict(r) for r in rows]
+
+    async def upsert_installation(self, installation_id: int, account: str | None, target_type: str | None,
+                                  repos: Iterable[str] | None = None, *, add_repos: Iterable[str] = (),
+                                  remove_repos: Iterable[str] = (), suspended: bool = False,
+                                  deleted: bool = False) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT repos FROM installations WHERE id = ?", (installation_id,)).fetchone()
+            current = list(repos) if repos is not None else (json.loads(row["repos"]) if row else [])
+            for name in add_repos:
+                if name not in current:
+                    current.append(name)
+            current = [r for r in current if r not in set(remove_repos)]
+            db.execute(
+                "INSERT INTO installations (id, account, target_type, repos, suspended, deleted, updated_at)"
+                " VALUES (?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
+                " account = COALESCE(excluded.account, installations.account),"
+                " target_type = COALESCE(excluded.target_type, installations.target_type),"
+                " repos = excluded.repos, suspended = excluded.suspended, deleted = excluded.deleted,"
+                " updated_at = excluded.updated_at",
+                (installation_id, account, target_type, json.dumps(sorted(current)), int(suspended), int(deleted),
+                 self._clock()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    async def installations(self) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT * FROM installations ORDER BY id")
+        return [{**dict(r), "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
+                 "deleted": bool(r["deleted"])} for r in rows]
+
+    async def set_config_errors(self, repo: str, errors: list[str]) -> None:
+        if errors:
+            self._db.execute(
+                "INSERT INTO config_errors (repo, errors, checked_at) VALUES (?,?,?) ON CONFLICT (repo) DO UPDATE"
+                " SET errors = excluded.errors, checked_at = excluded.checked_at",
+                (repo, json.dumps(errors), self._clock()))
+        else:
+            self._db.execute("DELETE FROM config_errors WHERE repo = ?", (repo,))
+
+    async def config_errors(self) -> dict[str, list[str]]:
+        return {r["repo"]: json.loads(r["errors"]) for r in self._db.execute("SELECT * FROM config_errors")}
+
+
+def open_store(settings_path: str) -> SqliteStore:
+    return SqliteStore(settings_path)

@@ -1,0 +1,124 @@
+"""The queue consumer: claims deliveries, runs the handlers, retries with backoff, parks what keeps failing.
+
+Thin on purpose: everything a delivery means is in `handlers/` and `service.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import socket
+import time
+import uuid
+
+import gidgethub
+from gidgethub import sansio
+
+from bot.app.github import RetryLater
+from bot.app.handlers import dispatch
+from bot.app.service import Service
+from bot.app.settings import Settings
+from bot.app.store import Delivery, Store
+
+log = logging.getLogger("vllm_triage.worker")
+
+
+class Worker:
+    def __init__(self, settings: Settings, store: Store, service: Service) -> None:
+        self.settings = settings
+        self.store = store
+        self.service = service
+        self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._tasks: list[asyncio.Task] = []
+        self._inflight: dict[str, str] = {}  # delivery id -> worker id
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        for i in range(max(1, self.settings.workers)):
+            self._tasks.append(asyncio.create_task(self._loop(f"{self.instance}:{i}")))
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Let in-flight deliveries finish for `grace` seconds, then give their leases back."""
+        self._stopping = True
+        self._wake.set()
+        _, pending = await asyncio.wait(self._tasks, timeout=grace) if self._tasks else (set(), set())
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for delivery_id, worker in list(self._inflight.items()):
+            await self.store.retry(delivery_id, worker, "server stopped", time.time(), count_attempt=False)
+
+    async def _loop(self, worker: str) -> None:
+        while not self._stopping:
+            try:
+                delivery = await self.store.claim(worker, self.settings.lease_seconds, self.settings.max_attempts)
+            except Exception:
+                log.exception("claiming a delivery failed")
+                delivery = None
+            if delivery is None:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval)
+                continue
+            self._inflight[delivery.id] = worker
+            try:
+                await self.process(delivery, worker)
+            finally:
+                self._inflight.pop(delivery.id, None)
+            self._wake.set()  # the issue is free again: its next delivery may be ready
+
+    async def _renew(self, delivery: Delivery, worker: str) -> None:
+        while True:
+            await asyncio.sleep(self.settings.lease_seconds / 3)
+            await self.store.renew(delivery.id, worker, self.settings.lease_seconds)
+
+    def backoff(self, attempts: int) -> float:
+        base = self.settings.retry_base_seconds * 2 ** max(0, attempts - 1)
+        return min(self.settings.retry_max_seconds, base) * (0.75 + random.random() / 2)
+
+    async def process(self, delivery: Delivery, worker: str) -> str:
+        renew = asyncio.create_task(self._renew(delivery, worker))
+        started = time.monotonic()
+        try:
+            event = sansio.Event(delivery.data(), event=delivery.event, delivery_id=delivery.id)
+            failures = await dispatch(event, self.service)
+        except Exception as e:  # a payload the handlers cannot even be given
+            failures = [("worker", e)]
+        finally:
+            renew.cancel()
+        metrics = self.service.metrics
+        for name, _ in failures:
+            metrics.inc("vllm_triage_handler_errors_total", handler=name)
+        if not failures:
+            await self.store.complete(delivery.id, worker)
+            outcome = "done"
+        else:
+            for _, error in failures:
+                if isinstance(error, gidgethub.BadRequest) and error.status_code == 401 and delivery.installation_id:
+                    self.service.github and self.service.github.forget_token(delivery.installation_id)
+            error_text = "; ".join(f"{name}: {type(e).__name__}: {e}" for name, e in failures)
+            waits = [e.wait for _, e in failures if isinstance(e, RetryLater)]
+            if waits and len(waits) == len(failures):
+                await self.store.retry(delivery.id, worker, error_text, time.time() + max(waits), count_attempt=False)
+                outcome = "rate-limited"
+            elif delivery.attempts >= self.settings.max_attempts:
+                await self.store.park(delivery.id, worker, error_text)
+                log.error("delivery %s (%s.%s %s#%s) parked after %d attempts: %s", delivery.id, delivery.event,
+                          delivery.action, delivery.repo, delivery.issue_number, delivery.attempts, error_text)
+                outcome = "parked"
+            else:
+                await self.store.retry(delivery.id, worker, error_text, time.time() + self.backoff(delivery.attempts))
+                outcome = "retry"
+        metrics.inc("vllm_triage_deliveries_processed_total", outcome=outcome)
+        log.info("delivery %s %s.%s %s#%s: %s in %.0f ms (attempt %d)", delivery.id, delivery.event, delivery.action,
+                 delivery.repo, delivery.issue_number, outcome, (time.monotonic() - started) * 1000, delivery.attempts)
+        return outcome
