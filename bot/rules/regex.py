@@ -88,7 +88,10 @@ class Pattern:
         try:
             regexp = re2.compile(text.encode("utf-8"), _options())
         except re2.error as e:
-            raise PatternError(f"RE2 cannot compile /{source}/: {e}") from None
+            reason = e.args[0] if e.args else e
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise PatternError(f"RE2 cannot compile /{source}/: {reason}") from None
         raw = regexp._regexp
         if raw.ProgramSize() > MAX_PROGRAM_SIZE:
             raise PatternError(f"compiles to {raw.ProgramSize()} RE2 instructions (limit {MAX_PROGRAM_SIZE})")
@@ -138,7 +141,9 @@ def line_around(data: bytes, start: int, end: int, limit: int = MAX_EVIDENCE) ->
     line_end = data.find(b"\n", end)
     if line_end < 0:
         line_end = len(data)
-    if line_end - line_start > limit * 4:
-        line_start = max(line_start, start - limit)
-        line_end = min(line_end, max(end, start + limit))
-    return bounded(data[line_start:line_end].decode("utf-8", "replace"), limit)
+    prefix = ""
+    if line_end - line_start > limit:  # a long line: a window that starts a little before the match
+        window = max(line_start, start - limit // 4)
+        prefix = "…" if window > line_start else ""
+        line_start, line_end = window, min(line_end, window + limit * 2)
+    return bounded(prefix + data[line_start:line_end].decode("utf-8", "replace"), limit)
