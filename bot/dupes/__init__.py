@@ -1,18 +1,20 @@
-"""Duplicate detection: error signatures + field-weighted BM25 over the whole issue history."""
+"""Duplicate detection: error signatures + field-weighted BM25 over the whole issue history.
+
+`DuplicateIndex` is what the pipeline and the replay use (`add` / `search`); the store behind it is
+in memory (`MemoryStore`, the default) or an SQLite file (`SqliteStore`, `DuplicateIndex.open(path)`).
+"""
 
 from __future__ import annotations
 
-from bot.decision import Candidate, Finding
-from bot.report.model import Report
+from bot.dupes.index import DuplicateIndex, Scored
+from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
 
 
-class MemoryIndex:
-    """Placeholder index: remembers nothing, finds nothing."""
+class MemoryIndex(DuplicateIndex):
+    """An index that lives in memory only (replay's default)."""
 
-    def add(self, number: int, report: Report, findings: tuple[Finding, ...], *, state: str = "open",
-            created_at: str = "", url: str | None = None, duplicate_of: int | None = None) -> None:
-        return None
+    def __init__(self) -> None:
+        super().__init__(MemoryStore())
 
-    def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
-               limit: int = 3) -> tuple[Candidate, ...]:
-        return ()
+
+__all__ = ["DuplicateIndex", "MemoryIndex", "MemoryStore", "Scored", "SqliteStore", "Store", "StoredIssue"]

@@ -1,0 +1,124 @@
+"""Duplicate detection on a labelled export: threshold sweep and signal ablation.
+
+    .venv/bin/python -m bench.dupes_devset ISSUES.jsonl GOLD.jsonl SCORE.py
+
+Replays the export chronologically once (each issue searched against the earlier ones only, with the
+rules of `rules/` when they load), keeps every exactly-scored pair, then re-applies scoring policies to
+those pairs offline and scores each with the given score.py (so the figures are the scorer's own).
+Reads the labelled files at run time only; nothing of them is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from dataclasses import replace
+
+from bot.dupes.document import build_doc
+from bot.dupes.index import DuplicateIndex
+from bot.dupes.scoring import DEFAULT_POLICY, Match, Policy, combine
+from bot.export import read_export
+from bot.report import parse
+
+
+def _rules():
+    try:
+        from bot.rules import load_rules
+
+        return load_rules()
+    except Exception as e:  # rules are written concurrently; measure text + signatures without them
+        print(f"(rules not loaded: {e})", file=sys.stderr)
+        return None
+
+
+def collect(issues_path: str) -> tuple[list, dict[int, list[tuple[Match, int, int | None]]]]:
+    issues = [i for i in read_export(issues_path) if hasattr(i, "number")]
+    issues.sort(key=lambda i: (i.created_at, i.number))
+    rules = _rules()
+    index = DuplicateIndex()
+    pairs: dict[int, list[tuple[Match, int, int | None]]] = {}
+    for issue in issues:
+        report = parse(issue.title, issue.body)
+        try:
+            findings = rules.evaluate(report) if rules is not None else ()
+        except Exception:
+            findings = ()
+        doc = build_doc(report, findings)
+        pairs[issue.number] = [(m, s.number, s.duplicate_of) for m, s in index.candidates(doc, exclude=issue.number)]
+        index.add_doc(issue.number, doc, title=issue.title, state=issue.state, created_at=issue.created_at)
+    return issues, pairs
+
+
+def predict(pairs: dict[int, list[tuple[Match, int, int | None]]], policy: Policy) -> list[dict]:
+    rows = []
+    for number, scored in pairs.items():
+        ranked = sorted(((combine(m, policy), n) for m, n, _ in scored), reverse=True)
+        dups = [{"number": n, "score": s} for s, n in ranked if s >= policy.threshold][:3]
+        rows.append({"number": number, "duplicates": dups})
+    return rows
+
+
+def ablate(pairs, strip) -> dict:
+    return {n: [(strip(m), k, d) for m, k, d in v] for n, v in pairs.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("issues")
+    ap.add_argument("gold")
+    ap.add_argument("scorer", help="path to score.py")
+    ap.add_argument("--misses", action="store_true", help="list false links and missed duplicates")
+    a = ap.parse_args()
+    spec = importlib.util.spec_from_file_location("devscore", a.scorer)
+    scorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scorer)
+    raw = scorer.load_jsonl(a.issues)
+    gold = scorer.load_jsonl(a.gold)
+    _, pairs = collect(a.issues)
+
+    def figures(p, policy):
+        d = scorer.score(raw, gold, predict(p, policy))["dup"]
+        return f"R@3={d['recall@3']} false-link={d['false_link_rate']} link-P={d['link_precision']} links={d['links']}"
+
+    print(f"default policy {DEFAULT_POLICY}")
+    print("threshold sweep:")
+    for t in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9):
+        print(f"  t={t:.2f} {figures(pairs, replace(DEFAULT_POLICY, threshold=t))}")
+    print("ablation (default threshold):")
+    variants = {
+        "all signals": pairs,
+        "text only": ablate(pairs, lambda m: replace(m, signature=None, shared_rules=(), rule_conflict=False)),
+        "no rules": ablate(pairs, lambda m: replace(m, shared_rules=(), rule_conflict=False)),
+        "no signature": ablate(pairs, lambda m: replace(m, signature=None)),
+        "no rule veto": pairs,
+    }
+    for name, p in variants.items():
+        policy = replace(DEFAULT_POLICY, veto_rule_conflict=False) if name == "no rule veto" else DEFAULT_POLICY
+        print(f"  {name:14s} {figures(p, policy)}")
+    if a.misses:
+        _misses(raw, gold, pairs)
+
+
+def _misses(raw, gold, pairs) -> None:
+    cluster = {g["number"]: g.get("cluster") for g in gold}
+    order = {i["number"]: (i.get("created_at", ""), i["number"]) for i in raw}
+    for row in predict(pairs, DEFAULT_POLICY):
+        n = row["number"]
+        c = cluster.get(n)
+        earlier = {m for m, cm in cluster.items() if c and cm == c and order[m] < order[n]}
+        got = [d["number"] for d in row["duplicates"]]
+        best = sorted(((combine(m, DEFAULT_POLICY), k, m) for m, k, _ in pairs[n]), key=lambda x: -x[0])[:3]
+        wrong = [g for g in got if g not in earlier]
+        if wrong or (earlier and not any(g in earlier for g in got)):
+            tag = "FALSE" if wrong else "MISS "
+            print(f"{tag} #{n} [{c}] earlier={sorted(earlier)} got={got}")
+            for s, k, m in best:
+                mark = "*" if k in earlier else " "
+                print(f"     {mark}#{k} [{cluster.get(k)}] {s:.2f} text={m.text:.2f} sig={bool(m.signature)} "
+                      f"rules={m.shared_rules} conflict={m.rule_conflict} terms={m.shared_terms}")
+
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""One issue as the duplicate index sees it: a field-weighted term vector, signature keys, rule ids, flags.
+
+Pure: built from a Report and its findings, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.decision import Finding
+from bot.dupes.signature import Signature, signatures
+from bot.dupes.text import (
+    MAX_BODY_TOKENS,
+    MAX_ERROR_TOKENS,
+    clean_title,
+    is_error_text,
+    meaningful_lines,
+    tokens,
+)
+from bot.report.model import Report
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    weight: float
+    b: float          # BM25 length normalisation strength
+    ref_len: float    # the length at which no normalisation applies (fixed, so stored weights never drift)
+
+
+# BM25F fields. Titles carry the most meaning per word; error text next; the description is long and noisy.
+FIELDS: dict[str, FieldSpec] = {
+    "title": FieldSpec(weight=3.0, b=0.3, ref_len=7.0),
+    "error": FieldSpec(weight=2.0, b=0.5, ref_len=25.0),
+    "body": FieldSpec(weight=1.0, b=0.75, ref_len=120.0),
+    "flag": FieldSpec(weight=1.0, b=0.0, ref_len=1.0),
+}
+FLAG_PREFIX = "flag_"
+# flags present in nearly every report say nothing about the failure
+_COMMON_FLAGS = frozenset({"model", "host", "port", "served_model_name", "model_tag", "api_key", "tokenizer",
+                           "trust_remote_code_default", "download_dir", "uvicorn_log_level"})
+_FLAG_OFF = (None, False, 0, 1, "", "auto", "none", "None", "false", "False")
+
+
+@dataclass(frozen=True)
+class IssueDoc:
+    vector: dict[str, float] = field(hash=False)      # term -> BM25F pseudo term frequency
+    signatures: tuple[Signature, ...] = ()
+    rules: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()                        # notable flags set, snake_case
+    title: str = ""                                     # cleaned title, for reasons
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Exact-match lookup keys: signatures and rule ids."""
+        out: list[str] = []
+        for sig in self.signatures:
+            out.extend(sig.keys())
+        out.extend("rule:" + r for r in self.rules)
+        return tuple(dict.fromkeys(out))
+
+
+def notable_flags(report: Report) -> tuple[str, ...]:
+    out = []
+    for name, value in report.flags.items():
+        key = str(name).strip().lstrip("-").replace("-", "_").lower()
+        if not key or key in _COMMON_FLAGS:
+            continue
+        try:
+            if value in _FLAG_OFF:
+                continue
+        except TypeError:  # unhashable values (dicts) are "set"
+            pass
+        out.append(key)
+    return tuple(sorted(set(out)))
+
+
+def error_text(report: Report) -> str:
+    parts = []
+    for exc in report.exceptions[-4:]:
+        parts.append(f"{exc.short_type} {exc.first_line}")
+    parts.extend(line for line in report.error_lines[:8] if is_error_text(line))
+    return "\n".join(parts)
+
+
+def field_tokens(report: Report) -> dict[str, list[str]]:
+    title = clean_title(report.title_text or report.title)
+    body = meaningful_lines(report.description or "")
+    flags = notable_flags(report)
+    return {
+        "title": tokens(title, numbers=True),
+        "error": tokens(error_text(report), limit=MAX_ERROR_TOKENS),
+        "body": tokens(body, limit=MAX_BODY_TOKENS),
+        "flag": [FLAG_PREFIX + f for f in flags],
+    }
+
+
+def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:
+    """Σ_f weight_f · tf_f / (1 − b_f + b_f · len_f / ref_f), per term."""
+    vector: dict[str, float] = {}
+    for name, toks in fields.items():
+        if not toks:
+            continue
+        spec = FIELDS[name]
+        norm = spec.weight / (1.0 - spec.b + spec.b * len(toks) / spec.ref_len)
+        for term, tf in Counter(toks).items():
+            vector[term] = vector.get(term, 0.0) + tf * norm
+    return {t: round(w, 4) for t, w in vector.items()}
+
+
+def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
+    fields = field_tokens(report)
+    return IssueDoc(
+        vector=bm25f_vector(fields),
+        signatures=signatures(report),
+        rules=tuple(sorted({f.rule for f in findings})),
+        flags=notable_flags(report),
+        title=clean_title(report.title_text or report.title),
+    )
+
+
+def doc_meta(doc: IssueDoc) -> dict[str, Any]:
+    """What the store keeps besides the vector, for reasons and for exact checks at query time."""
+    return {
+        "sigs": [[s.type, s.message, list(s.frames), s.display] for s in doc.signatures],
+        "rules": list(doc.rules),
+        "flags": list(doc.flags),
+        "title": doc.title,
+    }
+
+
+def doc_from_meta(vector: dict[str, float], meta: dict[str, Any]) -> IssueDoc:
+    sigs = tuple(Signature(t, m, tuple(f), d) for t, m, f, d in meta.get("sigs", ()))
+    return IssueDoc(vector=vector, signatures=sigs, rules=tuple(meta.get("rules", ())),
+                    flags=tuple(meta.get("flags", ())), title=meta.get("title", ""))

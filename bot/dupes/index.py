@@ -1,0 +1,174 @@
+"""The duplicate index: add issues as they are opened or edited, search earlier issues for one report.
+
+Search is two-stage so its cost does not grow with the history:
+  1. candidates: issues sharing a signature or a rule id (exact keys), and issues sharing the query's rarest
+     terms (postings read only while their total length stays under a fixed budget);
+  2. exact scoring of the best candidates: BM25 over the whole query vector, normalised by the query's own
+     score, combined with the signature / rule signals (bot/dupes/scoring.py), then the redirect of issues
+     closed as duplicates to the issue they duplicate.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.decision import Candidate, Finding
+from bot.dupes.document import IssueDoc, build_doc, doc_from_meta, doc_meta
+from bot.dupes.scoring import (
+    DEFAULT_POLICY,
+    Match,
+    Policy,
+    bm25,
+    combine,
+    compare,
+    contributions,
+    idf,
+    reason,
+    saturate,
+    self_score,
+)
+from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
+from bot.report.model import Report
+
+POSTINGS_BUDGET = 6000     # postings read per query in stage 1, whatever the size of the history
+MAX_QUERY_TERMS = 48       # rarest query terms used to find candidates
+RESCORE = 40               # candidates scored exactly in stage 2 (besides the exact-key ones)
+MAX_KEY_CANDIDATES = 40
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    match: Match
+    linked: bool
+
+
+class DuplicateIndex:
+    """Implements the pipeline's SimilarIssues (search) and the replay's add."""
+
+    def __init__(self, store: Store | None = None, policy: Policy = DEFAULT_POLICY) -> None:
+        self.store: Store = store if store is not None else MemoryStore()
+        self.policy = policy
+
+    @classmethod
+    def open(cls, path: str | Path | None, policy: Policy = DEFAULT_POLICY) -> DuplicateIndex:
+        """An SQLite-backed index at `path`, or an in-memory one when path is None."""
+        return cls(SqliteStore(path) if path else MemoryStore(), policy)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __len__(self) -> int:
+        return self.store.count()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        with self.store.batch():
+            yield
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def add(self, number: int, report: Report, findings: tuple[Finding, ...] = (), *, state: str = "open",
+            created_at: str = "", url: str | None = None, duplicate_of: int | None = None) -> None:
+        self.add_doc(number, build_doc(report, findings), title=report.title, state=state, created_at=created_at,
+                     url=url, duplicate_of=duplicate_of)
+
+    def add_doc(self, number: int, doc: IssueDoc, *, title: str = "", state: str = "open", created_at: str = "",
+                url: str | None = None, duplicate_of: int | None = None) -> None:
+        self.store.put(StoredIssue(number=number, title=title or doc.title, state=state, url=url,
+                                   created_at=created_at, duplicate_of=duplicate_of, vector=doc.vector,
+                                   meta=doc_meta(doc), keys=doc.keys))
+
+    def mark_duplicate(self, number: int, of: int | None) -> None:
+        self.store.set_duplicate_of(number, of)
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def search(self, report: Report, findings: tuple[Finding, ...] = (), *, exclude: int | None = None,
+               limit: int = 3, before: tuple[str, int] | None = None) -> tuple[Candidate, ...]:
+        scored = self.search_doc(build_doc(report, findings), exclude=exclude, limit=limit, before=before)
+        return tuple(s.candidate for s in scored if s.linked)
+
+    def search_doc(self, doc: IssueDoc, *, exclude: int | None = None, limit: int = 3,
+                   near_misses: bool = False, before: tuple[str, int] | None = None) -> list[Scored]:
+        """Linked candidates, best first; with near_misses, also the best pairs that stayed below the threshold.
+
+        `before` = (created_at, number): only issues created earlier count (a replay over a full index)."""
+        pairs = self.candidates(doc, exclude=exclude)
+        if before is not None:
+            pairs = [(m, i) for m, i in pairs if (i.created_at, i.number) < before]
+        results = [(combine(m, self.policy), m, i) for m, i in pairs]
+        results.sort(key=lambda r: (r[0], r[2].number), reverse=True)
+        return self._finish(results, exclude, limit, near_misses)
+
+    def candidates(self, doc: IssueDoc, *, exclude: int | None = None) -> list[tuple[Match, StoredIssue]]:
+        """Every pair scored exactly in stage 2, unsorted and not yet thresholded."""
+        n = self.store.count()
+        if n == 0 or (not doc.vector and not doc.keys):
+            return []
+        dfs = self.store.df(list(doc.vector))
+        idfs = {t: idf(dfs.get(t, 1), n) for t in doc.vector}
+        norm = self_score(doc.vector, idfs)
+
+        partial = self._term_candidates(doc, dfs, idfs)
+        by_key = self.store.numbers_by_key(doc.keys)
+        keyed: set[int] = set()
+        for numbers in by_key.values():
+            keyed.update(numbers[:MAX_KEY_CANDIDATES])
+        if exclude is not None:
+            partial.pop(exclude, None)
+            keyed.discard(exclude)
+        best = heapq.nlargest(RESCORE, partial.items(), key=lambda kv: kv[1])
+        numbers = {num for num, _ in best} | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
+        stored = self.store.get_many(numbers)
+
+        out: list[tuple[Match, StoredIssue]] = []
+        for issue in stored.values():
+            other = doc_from_meta(issue.vector, issue.meta)
+            text = bm25(doc.vector, issue.vector, idfs) / norm if norm > 0 else 0.0
+            out.append((compare(doc, other, min(text, 1.0), contributions(doc.vector, issue.vector, idfs)), issue))
+        return out
+
+    def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float]) -> dict[int, float]:
+        present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
+        chosen: list[str] = []
+        budget = POSTINGS_BUDGET
+        for term in present[:MAX_QUERY_TERMS]:
+            if dfs[term] > budget:
+                break
+            budget -= dfs[term]
+            chosen.append(term)
+        acc: dict[int, float] = {}
+        qsat = {t: idfs[t] * saturate(doc.vector[t]) for t in chosen}
+        for term, number, w in self.store.postings(chosen):
+            acc[number] = acc.get(number, 0.0) + qsat[term] * saturate(w)
+        return acc
+
+    def _finish(self, results: list[tuple[float, Match, StoredIssue]], exclude: int | None, limit: int,
+                near_misses: bool) -> list[Scored]:
+        threshold = self.policy.threshold
+        linked = [(s, m, i) for s, m, i in results if s >= threshold]
+        targets = {i.duplicate_of for _, _, i in linked if i.duplicate_of and i.duplicate_of != exclude}
+        target_issues = self.store.get_many(targets) if targets else {}
+        out: list[Scored] = []
+        seen: set[int] = set()
+        for score, match, issue in linked:
+            via = None
+            if issue.duplicate_of in target_issues:
+                via, issue = issue.number, target_issues[issue.duplicate_of]
+            if issue.number in seen:
+                continue
+            seen.add(issue.number)
+            why = reason(match) + (f" (via #{via}, closed as its duplicate)" if via else "")
+            out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=why, title=issue.title,
+                                        state=issue.state, url=issue.url, via=via), match, True))
+            if len(out) >= limit:
+                break
+        if near_misses:
+            for score, match, issue in results:
+                if score < threshold and len(out) < limit + 3:
+                    out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
+                                                title=issue.title, state=issue.state, url=issue.url), match, False))
+        return out

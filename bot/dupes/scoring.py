@@ -1,0 +1,133 @@
+"""Scoring: BM25 over the field-weighted vectors, the signals combined into one score, and the reason.
+
+Pure. The link rule is deliberately simple (precision first):
+  * a strong signal — the same diagnosis (rule id) or the same normalised error — plus some shared wording, or
+  * very similar wording alone;
+  * a signature shared by two reports whose diagnoses differ is a near miss, not a duplicate: when both
+    reports have diagnoses and none is shared, the pair is never linked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.dupes.document import FLAG_PREFIX, IssueDoc
+from bot.dupes.signature import Signature
+
+K1 = 1.2
+
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Signal weights and the link threshold (calibrated on the dev set; see README "Duplicate detection")."""
+
+    w_text: float = 1.0
+    w_rule: float = 0.45
+    w_signature: float = 0.35
+    w_frames: float = 0.05
+    threshold: float = 0.60
+    text_floor: float = 0.12        # a strong signal still needs this much shared wording
+    veto_rule_conflict: bool = True  # both diagnosed, nothing in common -> never linked
+
+
+DEFAULT_POLICY = Policy()
+
+
+def idf(df: int, n: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def saturate(w: float) -> float:
+    return w * (K1 + 1.0) / (w + K1)
+
+
+def bm25(query: Mapping[str, float], doc: Mapping[str, float], idfs: Mapping[str, float]) -> float:
+    if len(doc) < len(query):
+        return sum(idfs.get(t, 0.0) * saturate(query[t]) * saturate(w) for t, w in doc.items() if t in query)
+    return sum(idfs.get(t, 0.0) * saturate(w) * saturate(doc[t]) for t, w in query.items() if t in doc)
+
+
+def self_score(query: Mapping[str, float], idfs: Mapping[str, float]) -> float:
+    return sum(idfs.get(t, 0.0) * saturate(w) ** 2 for t, w in query.items())
+
+
+def contributions(query: Mapping[str, float], doc: Mapping[str, float], idfs: Mapping[str, float],
+                  limit: int = 4) -> tuple[str, ...]:
+    """The shared words that weigh most, for the reason."""
+    scored = sorted(((idfs.get(t, 0.0) * saturate(w) * saturate(doc[t]), t) for t, w in query.items()
+                     if t in doc and not t.startswith(FLAG_PREFIX)), reverse=True)
+    return tuple(t for _, t in scored[:limit])
+
+
+@dataclass(frozen=True)
+class Match:
+    """Everything known about one (query, earlier issue) pair."""
+
+    text: float                              # BM25 normalised by the query's self-score, 0..1
+    signature: Signature | None = None       # a shared normalised error (the query's side)
+    same_frames: bool = False
+    shared_rules: tuple[str, ...] = ()
+    rule_conflict: bool = False              # both diagnosed, no diagnosis in common
+    shared_flags: tuple[str, ...] = ()
+    shared_terms: tuple[str, ...] = ()
+
+    @property
+    def strong(self) -> bool:
+        return bool(self.shared_rules) or self.signature is not None
+
+
+def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = ()) -> Match:
+    sig = None
+    same_frames = False
+    doc_keys = {s.key: s for s in doc.signatures}
+    doc_frames = {s.frame_key for s in doc.signatures if s.frame_key}
+    for s in query.signatures:
+        if s.key in doc_keys:
+            sig = s
+            same_frames = s.frame_key is not None and s.frame_key in doc_frames
+            break
+    shared_rules = tuple(r for r in query.rules if r in doc.rules)
+    conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
+    shared_flags = tuple(f for f in query.flags if f in doc.flags)
+    return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules,
+                 rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms)
+
+
+def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
+    """One score in [0, 1]; a pair is linked when it reaches policy.threshold."""
+    if m.rule_conflict and policy.veto_rule_conflict:
+        return 0.0
+    score = policy.w_text * m.text
+    if m.strong and m.text >= policy.text_floor:
+        if m.shared_rules:
+            score += policy.w_rule
+        if m.signature is not None:
+            score += policy.w_signature + (policy.w_frames if m.same_frames else 0.0)
+    return min(score, 1.0)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _safe(text: str) -> str:
+    """Reasons end up in a GitHub comment: no mentions, no HTML, no code fences."""
+    return (text.replace("@", "@\u200b").replace("<", "‹").replace(">", "›").replace("`", "'")
+            .replace("\n", " ").strip())
+
+
+def reason(m: Match) -> str:
+    parts: list[str] = []
+    if m.signature is not None:
+        where = " (same place in vLLM)" if m.same_frames else ""
+        parts.append(f"same error: {m.signature.describe()}{where}")
+    if m.shared_rules:
+        parts.append("same diagnosis: " + ", ".join(m.shared_rules))
+    if m.shared_flags:
+        parts.append("both use " + " and ".join(_flag(f) for f in m.shared_flags[:2]))
+    if m.shared_terms and (not parts or m.text >= 0.3):
+        parts.append(f"similar wording ({m.text:.0%}): " + ", ".join(m.shared_terms))
+    return _safe("; ".join(parts)) or "similar report"

@@ -1,0 +1,302 @@
+"""Storage for the duplicate index: a small interface with an in-memory and an SQLite implementation.
+
+The index (bot/dupes/index.py) does all the scoring; a store only keeps issues, an inverted index of their
+term weights, document frequencies and exact-match keys (signatures, rule ids). A Postgres store implements
+the same `Store` protocol with the same four tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+SCHEMA_VERSION = 1
+KEY_LIMIT = 50          # issues remembered per key at query time, newest first
+
+
+@dataclass(frozen=True)
+class StoredIssue:
+    number: int
+    title: str = ""
+    state: str = "open"
+    url: str | None = None
+    created_at: str = ""
+    duplicate_of: int | None = None
+    vector: dict[str, float] = field(default_factory=dict, hash=False)
+    meta: dict[str, Any] = field(default_factory=dict, hash=False)   # see document.doc_meta
+    keys: tuple[str, ...] = ()
+
+
+class Store(Protocol):
+    def put(self, issue: StoredIssue) -> None:
+        """Insert, or replace the issue with the same number (an edit)."""
+
+    def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]: ...
+
+    def count(self) -> int: ...
+
+    def df(self, terms: Sequence[str]) -> dict[str, int]:
+        """Document frequency of each term that occurs in at least one issue."""
+
+    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+        """(term, number, weight) for every issue holding one of the terms."""
+
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+        """The newest `limit` issues holding each key."""
+
+    def set_duplicate_of(self, number: int, target: int | None) -> None: ...
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group many puts (a bulk build); queries inside a batch see what was put so far."""
+
+    def close(self) -> None: ...
+
+
+class MemoryStore:
+    """Plain dictionaries: the default for replay and tests."""
+
+    def __init__(self) -> None:
+        self._issues: dict[int, StoredIssue] = {}
+        self._postings: dict[str, dict[int, float]] = {}
+        self._keys: dict[str, dict[int, None]] = {}
+
+    def put(self, issue: StoredIssue) -> None:
+        old = self._issues.get(issue.number)
+        if old is not None:
+            self._unindex(old)
+        self._issues[issue.number] = issue
+        for term, w in issue.vector.items():
+            self._postings.setdefault(term, {})[issue.number] = w
+        for key in issue.keys:
+            self._keys.setdefault(key, {})[issue.number] = None
+
+    def _unindex(self, issue: StoredIssue) -> None:
+        for term in issue.vector:
+            plist = self._postings.get(term)
+            if plist is not None:
+                plist.pop(issue.number, None)
+                if not plist:
+                    del self._postings[term]
+        for key in issue.keys:
+            self._keys.get(key, {}).pop(issue.number, None)
+
+    def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
+        return {n: self._issues[n] for n in numbers if n in self._issues}
+
+    def count(self) -> int:
+        return len(self._issues)
+
+    def df(self, terms: Sequence[str]) -> dict[str, int]:
+        return {t: len(self._postings[t]) for t in terms if t in self._postings}
+
+    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+        for t in terms:
+            for number, w in self._postings.get(t, {}).items():
+                yield t, number, w
+
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+        out = {}
+        for k in keys:
+            numbers = self._keys.get(k)
+            if numbers:
+                out[k] = sorted(numbers, reverse=True)[:limit]
+        return out
+
+    def set_duplicate_of(self, number: int, target: int | None) -> None:
+        if number in self._issues:
+            self._issues[number] = replace(self._issues[number], duplicate_of=target)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        yield
+
+    def close(self) -> None:
+        return None
+
+
+def term_id(term: str) -> int:
+    """A stable signed 64-bit id for a term, so postings rows hold an integer, not the string."""
+    return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS issues (
+    number INTEGER PRIMARY KEY, title TEXT NOT NULL, state TEXT NOT NULL, url TEXT, created_at TEXT NOT NULL,
+    duplicate_of INTEGER, vector TEXT NOT NULL, meta TEXT NOT NULL, keys TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS terms (tid INTEGER PRIMARY KEY, df INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS postings (tid INTEGER NOT NULL, number INTEGER NOT NULL, w REAL NOT NULL,
+    PRIMARY KEY (tid, number)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keys (key TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (key, number)) WITHOUT ROWID;
+"""
+_CHUNK = 500              # host parameters per IN (...) list
+_FLUSH_EVERY = 2000       # issues buffered in a batch before they are written
+
+
+class SqliteStore:
+    """One SQLite file (or ":memory:"). Writes inside `batch()` are buffered and written sorted by term."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA cache_size=-65536")   # 64 MiB page cache
+        self._db.executescript(_SCHEMA)
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise ValueError(f"{self.path}: duplicate index schema {row[0]}, expected {SCHEMA_VERSION}: rebuild it")
+        self._count = self._db.execute("SELECT count(*) FROM issues").fetchone()[0]
+        self._batching = False
+        self._pending: list[StoredIssue] = []
+        self._pending_numbers: set[int] = set()
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def put(self, issue: StoredIssue) -> None:
+        if self._batching:
+            if issue.number in self._pending_numbers or self._exists(issue.number):
+                self._flush()
+                self._write([issue])
+                return
+            self._pending.append(issue)
+            self._pending_numbers.add(issue.number)
+            self._count += 1
+            if len(self._pending) >= _FLUSH_EVERY:
+                self._flush()
+            return
+        self._db.execute("BEGIN")
+        try:
+            self._write([issue])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def _exists(self, number: int) -> bool:
+        return self._db.execute("SELECT 1 FROM issues WHERE number=?", (number,)).fetchone() is not None
+
+    def _write(self, issues: list[StoredIssue]) -> None:
+        db = self._db
+        df: Counter[int] = Counter()
+        postings: list[tuple[int, int, float]] = []
+        keys: list[tuple[str, int]] = []
+        rows = []
+        for issue in issues:
+            old = db.execute("SELECT vector, keys FROM issues WHERE number=?", (issue.number,)).fetchone()
+            if old is not None:
+                self._unindex(issue.number, json.loads(old[0]), json.loads(old[1]))
+            elif not self._batching:
+                self._count += 1
+            for term, w in issue.vector.items():
+                tid = term_id(term)
+                df[tid] += 1
+                postings.append((tid, issue.number, w))
+            keys.extend((k, issue.number) for k in issue.keys)
+            rows.append((issue.number, issue.title, issue.state, issue.url, issue.created_at, issue.duplicate_of,
+                         json.dumps(issue.vector, separators=(",", ":")),
+                         json.dumps(issue.meta, separators=(",", ":")), json.dumps(list(issue.keys))))
+        postings.sort()
+        db.executemany("INSERT OR REPLACE INTO issues VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO postings VALUES (?,?,?)", postings)
+        db.executemany("INSERT INTO terms VALUES (?,?) ON CONFLICT(tid) DO UPDATE SET df = df + excluded.df",
+                       sorted(df.items()))
+        db.executemany("INSERT OR IGNORE INTO keys VALUES (?,?)", keys)
+
+    def _unindex(self, number: int, vector: dict[str, float], keys: list[str]) -> None:
+        tids = [(term_id(t),) for t in vector]
+        self._db.executemany("UPDATE terms SET df = df - 1 WHERE tid = ?", tids)
+        self._db.executemany("DELETE FROM postings WHERE tid = ? AND number = ?", [(t, number) for (t,) in tids])
+        self._db.executemany("DELETE FROM keys WHERE key = ? AND number = ?", [(k, number) for k in keys])
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self._pending_numbers = set()
+            self._write(pending)
+
+    def set_duplicate_of(self, number: int, target: int | None) -> None:
+        self._flush()
+        self._db.execute("UPDATE issues SET duplicate_of=? WHERE number=?", (target, number))
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        if self._batching:
+            yield
+            return
+        self._batching = True
+        self._db.execute("BEGIN")
+        try:
+            yield
+            self._flush()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._pending, self._pending_numbers = [], set()
+            self._db.execute("ROLLBACK")
+            self._count = self._db.execute("SELECT count(*) FROM issues").fetchone()[0]
+            raise
+        finally:
+            self._batching = False
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def _chunks(self, items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        for i in range(0, len(items), _CHUNK):
+            yield items[i:i + _CHUNK]
+
+    def count(self) -> int:
+        return self._count
+
+    def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
+        self._flush()
+        out = {}
+        for chunk in self._chunks(list(numbers)):
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(f"SELECT * FROM issues WHERE number IN ({marks})", tuple(chunk)):
+                n, title, state, url, created, dup, vector, meta, keys = row
+                out[n] = StoredIssue(n, title, state, url, created, dup, json.loads(vector), json.loads(meta),
+                                     tuple(json.loads(keys)))
+        return out
+
+    def df(self, terms: Sequence[str]) -> dict[str, int]:
+        self._flush()
+        by_id = {term_id(t): t for t in terms}
+        out = {}
+        for chunk in self._chunks(list(by_id)):
+            marks = ",".join("?" * len(chunk))
+            for tid, df in self._db.execute(f"SELECT tid, df FROM terms WHERE tid IN ({marks})", tuple(chunk)):
+                if df > 0:
+                    out[by_id[tid]] = df
+        return out
+
+    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+        self._flush()
+        by_id = {term_id(t): t for t in terms}
+        for chunk in self._chunks(list(by_id)):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT tid, number, w FROM postings WHERE tid IN ({marks})"
+            for tid, number, w in self._db.execute(sql, tuple(chunk)):
+                yield by_id[tid], number, w
+
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+        self._flush()
+        out = {}
+        for k in keys:
+            rows = self._db.execute("SELECT number FROM keys WHERE key=? ORDER BY number DESC LIMIT ?", (k, limit))
+            numbers = [r[0] for r in rows]
+            if numbers:
+                out[k] = numbers
+        return out
+
+    def close(self) -> None:
+        self._flush()
+        self._db.close()

@@ -1,0 +1,115 @@
+import pytest
+from dupes_reports import ENV_DUMP, finding, pp_draft_report, pp_target_report, report
+
+from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes.document import build_doc
+
+PP_DRAFT = (finding("pp-with-draft-model-without-pp"),)
+PP_TARGET = (finding("pp-model-not-supported"),)
+
+
+def unrelated(i: int):
+    topics = ["tool calling with hermes parser returns empty arguments", "AWQ checkpoint loads slowly on ROCm",
+              "benchmark throughput regression between releases", "LoRA adapter rank 64 rejected",
+              "docker image missing flash attention wheel", "multimodal image embeddings wrong shape"]
+    return report(f"[Bug]: {topics[i % len(topics)]} #{i}", ENV_DUMP + f"\nDetails for case {i}: "
+                  + topics[(i + 1) % len(topics)])
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def index(request, tmp_path):
+    store = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "dupes.db")
+    idx = DuplicateIndex(store)
+    yield idx
+    idx.close()
+
+
+def fill(index):
+    for i in range(12):
+        index.add(100 + i, unrelated(i), (), state="closed", created_at=f"2025-01-{i + 1:02d}T00:00:00Z")
+
+
+def test_empty_index_finds_nothing(index):
+    assert index.search(pp_draft_report(), PP_DRAFT) == ()
+
+
+def test_finds_the_earlier_report_of_the_same_failure(index):
+    fill(index)
+    index.add(200, pp_draft_report(), PP_DRAFT, state="closed", url="https://github.com/vllm-project/vllm/issues/200")
+    found = index.search(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), PP_DRAFT, exclude=300)
+    assert [c.number for c in found] == [200]
+    c = found[0]
+    assert c.state == "closed" and c.url.endswith("/200") and 0 < c.score <= 1
+    assert "same error: NotImplementedError: Pipeline parallelism" in c.reason
+    assert "--speculative-config" in c.reason
+
+
+def test_near_miss_is_not_linked(index):
+    fill(index)
+    index.add(200, pp_target_report(), PP_TARGET)
+    assert index.search(pp_draft_report(), PP_DRAFT) == ()
+    # an undiagnosed report with the same error is a candidate again: nothing contradicts it
+    index.add(201, pp_target_report(), ())
+    assert {c.number for c in index.search(pp_target_report("x/Other-Model"), ())} == {200, 201}
+
+
+def test_unrelated_report_links_nothing(index):
+    fill(index)
+    index.add(200, pp_draft_report(), PP_DRAFT)
+    assert index.search(report("[Bug]: Whisper transcription returns garbage for long audio", ENV_DUMP), ()) == ()
+
+
+def test_exclude_and_limit(index):
+    fill(index)
+    for n in (200, 201, 202, 203):
+        index.add(n, pp_draft_report(), PP_DRAFT)
+    found = index.search(pp_draft_report(), PP_DRAFT, exclude=203, limit=3)
+    assert len(found) == 3 and 203 not in [c.number for c in found]
+
+
+def test_edit_replaces_the_earlier_version(index):
+    fill(index)
+    index.add(200, report("[Bug]: placeholder", "will fill in later"), ())
+    assert index.search(pp_draft_report(), PP_DRAFT) == ()
+    index.add(200, pp_draft_report(), PP_DRAFT)          # issue edited
+    assert [c.number for c in index.search(pp_draft_report(), PP_DRAFT)] == [200]
+    assert len(index) == 13
+    index.add(200, unrelated(3), ())                      # edited again, now about something else
+    assert index.search(pp_draft_report(), PP_DRAFT) == ()
+
+
+def test_closed_as_duplicate_redirects_to_the_original(index):
+    fill(index)
+    index.add(200, pp_draft_report(), PP_DRAFT, state="closed")
+    index.add(201, pp_draft_report("zai-org/GLM-4.6"), PP_DRAFT, state="closed", duplicate_of=200)
+    index.add(202, pp_draft_report("moonshotai/Kimi-K2"), PP_DRAFT)
+    index.mark_duplicate(202, 200)
+    found = index.search(pp_draft_report(), PP_DRAFT)
+    assert [c.number for c in found] == [200]
+    assert found[0].via in (None, 201, 202)
+
+
+def test_sqlite_index_persists_and_batches(tmp_path):
+    path = tmp_path / "persist.db"
+    idx = DuplicateIndex(SqliteStore(path))
+    with idx.batch():
+        fill(idx)
+        idx.add(200, pp_draft_report(), PP_DRAFT)
+        idx.add(200, pp_draft_report(), PP_DRAFT)          # re-added inside the batch
+        assert len(idx) == 13
+    idx.close()
+    again = DuplicateIndex(SqliteStore(path))
+    assert len(again) == 13
+    assert [c.number for c in again.search(pp_draft_report(), PP_DRAFT)] == [200]
+    again.close()
+
+
+def test_stores_agree(tmp_path):
+    mem, sql = DuplicateIndex(MemoryStore()), DuplicateIndex(SqliteStore(tmp_path / "a.db"))
+    for idx in (mem, sql):
+        fill(idx)
+        idx.add(200, pp_draft_report(), PP_DRAFT)
+    doc = build_doc(pp_draft_report("a/B"), PP_DRAFT)
+    a = [(s.candidate.number, s.candidate.score) for s in mem.search_doc(doc, near_misses=True)]
+    b = [(s.candidate.number, s.candidate.score) for s in sql.search_doc(doc, near_misses=True)]
+    assert a == b and a

@@ -1,0 +1,52 @@
+from dupes_reports import finding, pp_draft_report, pp_target_report
+
+from bot.dupes.document import build_doc
+from bot.dupes.scoring import DEFAULT_POLICY, Match, Policy, bm25, combine, compare, idf, reason, self_score
+
+
+def test_bm25_prefers_rare_terms_and_self_score_bounds_it():
+    idfs = {"xgrammar": idf(2, 1000), "model": idf(900, 1000)}
+    q = {"xgrammar": 1.0, "model": 1.0}
+    assert bm25(q, {"xgrammar": 1.0}, idfs) > bm25(q, {"model": 1.0}, idfs)
+    assert abs(bm25(q, q, idfs) - self_score(q, idfs)) < 1e-9
+    assert bm25(q, {"xgrammar": 1.0}, idfs) <= self_score(q, idfs)
+
+
+def test_text_alone_needs_a_very_high_similarity():
+    assert combine(Match(text=0.5)) < DEFAULT_POLICY.threshold
+    assert combine(Match(text=0.95)) >= DEFAULT_POLICY.threshold
+
+
+def test_strong_signal_with_some_shared_wording_links():
+    m = Match(text=0.3, shared_rules=("pp-with-draft-model-without-pp",))
+    assert combine(m) >= DEFAULT_POLICY.threshold
+    # ... but a strong signal with no shared wording at all does not
+    assert combine(Match(text=0.01, shared_rules=("x",))) < DEFAULT_POLICY.threshold
+
+
+def test_near_miss_same_error_different_diagnosis_is_never_linked():
+    draft = build_doc(pp_draft_report(), (finding("pp-with-draft-model-without-pp"),))
+    target = build_doc(pp_target_report(), (finding("pp-model-not-supported"),))
+    m = compare(draft, target, text=0.9)
+    assert m.signature is not None and m.rule_conflict
+    assert combine(m) == 0.0
+    assert combine(m, Policy(veto_rule_conflict=False)) >= DEFAULT_POLICY.threshold
+
+
+def test_same_error_same_diagnosis_links_with_a_readable_reason():
+    a = build_doc(pp_draft_report(), (finding("pp-with-draft-model-without-pp"),))
+    b = build_doc(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), (finding("pp-with-draft-model-without-pp"),))
+    m = compare(a, b, text=0.4, shared_terms=("pipeline", "mtp"))
+    assert combine(m) >= DEFAULT_POLICY.threshold
+    why = reason(m)
+    assert why.startswith("same error: NotImplementedError: Pipeline parallelism is not supported")
+    assert "same diagnosis: pp-with-draft-model-without-pp" in why
+    assert "both use --pipeline-parallel-size and --speculative-config" in why
+
+
+def test_reason_cannot_mention_people_or_inject_html():
+    from bot.dupes.signature import Signature
+
+    m = Match(text=0.9, signature=Signature("ValueError", "x", (), "ping @octocat <img src=x> ```"))
+    why = reason(m)
+    assert "@octocat" not in why and "<img" not in why and "```" not in why
