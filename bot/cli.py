@@ -20,7 +20,8 @@ def _rules(args: argparse.Namespace):
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from bot.dupes import MemoryIndex
+    from bot.dupes import DuplicateIndex
+    from bot.dupes.history import ChronologicalIndex
     from bot.replay import ReplaySummary, load_sorted, print_readable, progress_bar, replay, write_jsonl
 
     rules = _rules(args)
@@ -28,13 +29,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     issues = load_sorted(args.export, summary.problems)
     for problem in summary.problems:
         print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
-    index = MemoryIndex() if not args.no_duplicates else None
+    # each issue sees only earlier ones, also when --db reuses an index that holds the whole export
+    index = None if args.no_duplicates else ChronologicalIndex(DuplicateIndex.open(args.db), issues)
     progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            replay(issues, rules, index, write_jsonl(out), summary, progress)
-    else:
-        replay(issues, rules, index, print_readable(sys.stdout), summary, progress)
+    try:
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as out:
+                replay(issues, rules, index, write_jsonl(out), summary, progress)
+        else:
+            replay(issues, rules, index, print_readable(sys.stdout), summary, progress)
+    finally:
+        if index is not None:
+            index.close()
     print(summary.render(), file=sys.stderr)
     return 0
 
@@ -58,6 +64,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
     rules = _rules(args)
     title, body = _read_issue(args.file, args.title)
     print(explain(title, body, rules))
+    if args.db:
+        from bot.dupes import DuplicateIndex
+        from bot.dupes.history import describe_candidates
+        from bot.report import parse
+
+        if not Path(args.db).exists():
+            sys.exit(f"vllm-triage explain: {args.db}: no such index (build it with `vllm-triage index`)")
+        index = DuplicateIndex.open(args.db)
+        report = parse(title, body)
+        print(describe_candidates(index, report, rules.evaluate(report), exclude=args.number))
+        index.close()
     return 0
 
 
@@ -135,9 +152,33 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_index_export(args: argparse.Namespace) -> int:
+    from bot.dupes import DuplicateIndex
+    from bot.dupes.history import build_from_export, stderr_progress
+    from bot.replay import ReplaySummary, load_sorted
+
+    if not args.db:
+        sys.exit("vllm-triage index: give --db PATH for the index file")
+    rules = _rules(args)
+    problems = ReplaySummary().problems
+    issues = load_sorted(args.export, problems)
+    for problem in problems:
+        print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
+    index = DuplicateIndex.open(args.db)
+    try:
+        progress = stderr_progress() if sys.stderr.isatty() else None
+        summary = build_from_export(issues, index, rules.evaluate, progress)
+    finally:
+        index.close()
+    print(f"{args.export}: {summary.render()} -> {args.db}")
+    return 0
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     if args.github:
         return cmd_index_github(args)
+    if args.export:
+        return cmd_index_export(args)
     sys.exit("vllm-triage index: give an EXPORT file or --github OWNER/REPO")
 
 
@@ -152,11 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the sample export shipped in samples/)")
     r.add_argument("--out", help="write one JSON object per issue here (default: print a readable triage)")
     r.add_argument("--no-duplicates", action="store_true", help="skip duplicate search")
+    r.add_argument("--db", help="duplicate index file to reuse and update (default: a fresh one in memory)")
     r.set_defaults(func=cmd_replay)
 
     e = sub.add_parser("explain", help="show the parsed report and the findings for one issue body")
     e.add_argument("file", help="a file with the issue body (or an issue JSON object), or - for stdin")
     e.add_argument("--title", help="the issue title")
+    e.add_argument("--db", help="a duplicate index (see `index`): also show similar earlier issues and why")
+    e.add_argument("--number", type=int, help="with --db: the issue's own number, left out of the candidates")
     e.set_defaults(func=cmd_explain)
 
     sv = sub.add_parser("serve", help="run the GitHub App: webhook server and worker (dry-run without credentials)")
