@@ -1,15 +1,128 @@
-"""The one bot comment, rendered from templates/ with Jinja2; issue text in it is neutralised."""
+"""The one bot comment, rendered from templates/ with Jinja2; issue text in it is neutralised.
+
+The template sees a *view* of the decision in which every string is already neutralised (`Safe`);
+anything else that reaches `{{ … }}` goes through `neutralise.plain` on the way out (Jinja `finalize`),
+so a template edit cannot print raw issue text by accident. The hidden `MARKER` is added here, once,
+outside the template, so the bot can find (and later edit) its own comment.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from bot import neutralise as nz
 from bot.decision import Candidate, Finding
 from bot.report.model import Report
 
 MARKER = "<!-- vllm-triage:comment -->"
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATE = "comment.md.j2"
+MIN_CONFIDENCE = 0.5          # findings below this are shown to maintainers only, never commented
+MAX_FINDINGS = 3
+MAX_DUPLICATES = 3
+MAX_EVIDENCE = 6
+MAX_COMMENT = 60_000          # GitHub refuses comments above 65,536 characters
+
+
+class Safe(str):
+    """A string that is already neutralised (or is trusted template/rule data): printed as is."""
+
+
+def _finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, Safe):
+        return value
+    return nz.plain(value)
+
+
+@lru_cache(maxsize=4)
+def _environment(directory: str) -> Environment:
+    return Environment(loader=FileSystemLoader(directory), autoescape=False, finalize=_finalize,
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def commented_findings(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    return tuple(f for f in findings if f.confidence >= MIN_CONFIDENCE)[:MAX_FINDINGS]
+
+
+def _finding_view(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": Safe(nz.inline_code(f.rule, 80)),
+        "title": Safe(nz.plain(f.title, 200)),
+        "explanation": Safe(nz.markdown(f.explanation)),
+        "workaround": Safe(nz.markdown(f.workaround)),
+        "upgrade": Safe(nz.plain(f.upgrade, 300)) if f.upgrade else None,
+        "references": [Safe(nz.reference(r)) for r in f.references[:5]],
+        "confidence": int(round(f.confidence * 100)),
+        "evidence": [
+            {"where": Safe(nz.plain(e.where or "report", 20)), "condition": Safe(nz.inline_code(e.condition, 160)),
+             "matched": Safe(nz.inline_code(e.matched, 200))}
+            for e in f.evidence[:MAX_EVIDENCE]
+        ],
+    }
+
+
+def _candidate_view(c: Candidate) -> dict[str, Any]:
+    return {
+        "number": int(c.number),
+        "title": Safe(nz.plain(c.title, 120)) if c.title else None,
+        "state": "closed" if c.state == "closed" else "open",
+        "reason": Safe(nz.plain(c.reason, 200)) if c.reason else None,
+        "via": int(c.via) if c.via is not None else None,
+    }
+
+
+def _report_view(report: Report) -> dict[str, Any]:
+    env = report.environment
+    gpus: str | None = None
+    if env.gpus:
+        first = env.gpus[0]
+        same = all(g == first for g in env.gpus)
+        gpus = f"{len(env.gpus)} × {first}" if same and len(env.gpus) > 1 else ", ".join(env.gpus[:4])
+    root = report.root_cause
+    return {
+        "vllm_version": Safe(nz.inline_code(env.vllm_version, 80)) if env.vllm_version else None,
+        "version_source": Safe(nz.plain(env.vllm_version_source, 30)) if env.vllm_version_source else None,
+        "platform": Safe(nz.plain(env.platform, 20)) if env.platform else None,
+        "gpus": Safe(nz.plain(gpus, 200)) if gpus else None,
+        "model": Safe(nz.inline_code(report.model, 150)) if report.model else None,
+        "exception": Safe(nz.inline_code(f"{root.type}: {root.first_line}", 300)) if root else None,
+    }
 
 
 def render_comment(
     report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...]
 ) -> str | None:
     """Markdown of the comment, or None when nothing useful is known."""
-    return None
+    shown = commented_findings(findings)
+    dups = tuple(duplicates)[:MAX_DUPLICATES]
+    if not shown and not dups and not needs_info:
+        return None
+    context = {
+        "findings": [_finding_view(f) for f in shown],
+        "duplicates": [_candidate_view(c) for c in dups],
+        "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
+        "report": _report_view(report),
+        "kind": Safe(nz.plain(report.kind, 20)),
+    }
+    body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(**context)
+    body = _tidy(body)
+    if len(body) > MAX_COMMENT:
+        body = body[:MAX_COMMENT].rsplit("\n", 1)[0] + "\n\n…"
+    return f"{MARKER}\n{body}"
+
+
+def _tidy(text: str) -> str:
+    """At most one blank line in a row, no trailing spaces, one final newline."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip()
+        if not line and out and not out[-1]:
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"

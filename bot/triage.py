@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from bot.comment import render_comment
 from bot.decision import Candidate, Decision, Finding
-from bot.labels import topic_labels
+from bot.labels import NEEDS_INFO, topic_labels
 from bot.report import Report, parse
 from bot.rules import RuleSet
 
@@ -48,8 +48,8 @@ def triage(number: int, title: str | None, body: str | None, rules: RuleSet,
     findings = rules.evaluate(report)
     duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
     labels = topic_labels(report, findings)
-    if report.needs_info:
-        labels = (*labels, "needs-info")
+    if report.needs_info and NEEDS_INFO not in labels:
+        labels = (*labels, NEEDS_INFO)
     comment = render_comment(report, findings, duplicates, report.needs_info)
     decision = Decision(labels=labels, findings=findings, needs_info=report.needs_info,
                         duplicates=duplicates, comment=comment)

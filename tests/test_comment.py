@@ -1,0 +1,184 @@
+"""The one bot comment: what it says for a known failure, duplicates and missing information, and that
+nothing from the issue can ping, inject HTML or fake the bot's marker."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.comment import MARKER, render_comment
+from bot.decision import Candidate, Evidence, Finding
+from bot.report import parse
+
+SEED_TITLE = "[Bug]: Qwen3-Next with -pp 2 and MTP fails at startup"
+SEED_BODY = """\
+### Your current environment
+
+<details>
+<summary>The output of <code>python collect_env.py</code></summary>
+
+```text
+Collecting environment information...
+==============================
+        System Info
+==============================
+OS                           : Ubuntu 22.04.5 LTS (x86_64)
+==============================
+       PyTorch Info
+==============================
+PyTorch version              : 2.9.0+cu128
+CUDA used to build PyTorch   : 12.8
+ROCM used to build PyTorch   : N/A
+==============================
+       CUDA / GPU Info
+==============================
+Is CUDA available            : True
+GPU models and configuration :
+GPU 0: NVIDIA H100 80GB HBM3
+GPU 1: NVIDIA H100 80GB HBM3
+Nvidia driver version        : 570.124.06
+==============================
+         vLLM Info
+==============================
+ROCM Version                 : Could not collect
+vLLM Version                 : 0.18.1
+```
+
+</details>
+
+### 🐛 Describe the bug
+
+```bash
+vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -pp 2 \\
+  --speculative-config '{"method": "qwen3_next_mtp", "num_speculative_tokens": 2}'
+```
+
+```
+(APIServer pid=3141) INFO 06-01 12:00:01 [api_server.py:1805] vLLM API server version 0.18.1
+(APIServer pid=3141) Traceback (most recent call last):
+(APIServer pid=3141)   File "/venv/lib/python3.12/site-packages/vllm/config/model.py", line 65, in verify_with_parallel
+(APIServer pid=3141)     raise NotImplementedError(
+(APIServer pid=3141) NotImplementedError: Pipeline parallelism is not supported for this model. Supported models \
+implement the `SupportsPP` interface.
+```
+"""
+
+
+def seed_finding(confidence: float = 0.9, upgrade: str | None = "fixed in 0.19.0: upgrade from 0.18.1") -> Finding:
+    return Finding(
+        rule="pp-with-draft-model-without-pp",
+        title="Pipeline parallelism with a speculative draft (MTP) model that lacks SupportsPP",
+        labels=("pipeline-parallel", "speculative-decoding"),
+        confidence=confidence,
+        explanation="The draft model (`qwen3_next_mtp`) does not implement `SupportsPP`.",
+        workaround="- use `--tensor-parallel-size 2` instead of `--pipeline-parallel-size 2`, or\n"
+                   "- drop `--speculative-config`.",
+        references=("vllm-project/vllm#36643",),
+        evidence=(Evidence("exception.message ~ /Pipeline parallelism is not supported/",
+                           "Pipeline parallelism is not supported for this model.", "exception"),
+                  Evidence("flag pipeline_parallel_size > 1", "2", "flag")),
+        upgrade=upgrade,
+    )
+
+
+def test_seed_shaped_report_gets_the_diagnosis_with_its_workaround() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    dup = Candidate(number=36643, score=0.91, reason="same root-cause error and PP + MTP flags",
+                    title="Qwen3.5 does not work with pipeline parallelism", state="closed")
+    out = render_comment(report, (seed_finding(),), (dup,), ())
+    assert out is not None
+    assert out.startswith(MARKER + "\n") and out.count(MARKER) == 1
+    summary = out.split("\n")[1]
+    assert "Pipeline parallelism with a speculative draft (MTP) model that lacks SupportsPP" in summary
+    assert "`--tensor-parallel-size 2` instead of `--pipeline-parallel-size 2`" in out
+    assert "fixed in 0.19.0: upgrade from 0.18.1" in out
+    assert "[vllm-project/vllm#36643](https://github.com/vllm-project/vllm/issues/36643)" in out
+    assert "- #36643 (closed) Qwen3.5 does not work with pipeline parallelism: same root-cause error" in out
+    # evidence collapsed, with what was read from the report
+    details = out[out.index("<details>"):out.index("</details>")]
+    assert "`0.18.1`" in details and "NotImplementedError: Pipeline parallelism" in details
+    assert "`flag pipeline_parallel_size > 1` → `2`" in details
+    # how to tell the bot it is wrong
+    assert "/not-duplicate #N" in out and "/triage" in out and "remove a label" in out
+    assert "Missing information" not in out
+
+
+def test_nothing_known_means_no_comment() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    assert render_comment(report, (), (), ()) is None
+
+
+def test_low_confidence_findings_are_not_commented() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    assert render_comment(report, (seed_finding(confidence=0.4),), (), ()) is None
+    out = render_comment(report, (seed_finding(confidence=0.4),), (), ("environment",))
+    assert out is not None and "pp-with-draft-model-without-pp" not in out and "What you can do" not in out
+
+
+def test_upgrade_note_only_when_the_finding_has_one() -> None:
+    out = render_comment(parse(SEED_TITLE, SEED_BODY), (seed_finding(upgrade=None),), (), ())
+    assert out is not None and "fixed in" not in out
+
+
+def test_needs_info_asks_for_collect_env_or_at_least_the_version() -> None:
+    body = ("### Your current environment\n\n```text\nThe output of `python collect_env.py`\n```\n\n"
+            "### 🐛 Describe the bug\n\nThe server crashes after a few requests.\n")
+    report = parse("[Bug]: server crashes", body)
+    out = render_comment(report, (), (), ("environment",))
+    assert out is not None and out.count(MARKER) == 1
+    assert "Missing information" in out
+    assert "vllm collect-env" in out and "python collect_env.py" in out
+    assert 'python -c "import vllm; print(vllm.__version__)"' in out
+    assert "Your current environment" in out
+
+
+def test_duplicates_alone_make_a_comment_that_links_them() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    dups = (Candidate(number=120, score=0.8, reason="same error signature", title="PP + MTP fails", state="open"),
+            Candidate(number=77, score=0.7, reason="similar title", state="closed", via=90))
+    out = render_comment(report, (), dups, ())
+    assert out is not None
+    assert "same problem as #120, #77" in out
+    assert "- #120 (open) PP + MTP fails: same error signature" in out
+    assert "- #77 (closed): similar title (found through #90" in out
+
+
+# -- nothing from the issue can ping, inject HTML or fake the marker -------------------------------------------
+
+OWN_TAGS = ("<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>")
+hostile = st.lists(st.sampled_from([
+    "@octocat", "@org/team", "<details>", "</summary>", "<img src=x>", "<script>", MARKER, "<!--", "```", "`",
+    "#12", "&#64;x", "\n", " ", "word", "ValueError: x", "--flag", "|", "_", "\u202e",
+]), max_size=30).map("".join)
+text = st.one_of(st.text(max_size=200), hostile)
+
+
+def own_tags_removed(comment: str) -> str:
+    body = comment.replace(MARKER, "", 1)
+    for tag in OWN_TAGS:
+        body = body.replace(tag, "")
+    return body
+
+
+@settings(max_examples=150, deadline=None)
+@given(title=text, body=text, capture=text, cand_title=text, reason=text, matched=text)
+def test_hostile_text_anywhere_cannot_ping_inject_or_fake_the_marker(title, body, capture, cand_title, reason,
+                                                                     matched) -> None:
+    report = parse(title, body + "\nValueError: " + capture)
+    finding = Finding(rule="r", title="T " + capture, labels=(), confidence=0.9,
+                      explanation=f"The value `{capture}` is wrong: {capture}",
+                      workaround=f"- pass `--x {capture}`\n```sh\nvllm serve {capture}\n```",
+                      references=(capture,), evidence=(Evidence("c " + capture, matched, "log"),),
+                      captures={"v": capture}, upgrade="fixed in 9: " + capture)
+    cand = Candidate(number=5, score=0.9, reason=reason, title=cand_title, state="closed")
+    out = render_comment(report, (finding,), (cand,), ("environment", capture))
+    assert out is not None
+    assert out.count(MARKER) == 1 and out.startswith(MARKER)
+    rest = own_tags_removed(out)
+    assert not re.search(r"<[A-Za-z/!?]", rest), rest
+    assert not re.search(r"(?<![A-Za-z0-9_`])@[A-Za-z0-9]", out)
+    assert not re.search(r"&(?!(?:lt|gt|amp|quot);)[#A-Za-z]", out)
+    assert out.count("<details>") == 1 and out.count("</details>") == 1
+    assert len(out) < 65_536

@@ -1,0 +1,273 @@
+"""Topic labels: from what the issue is about (failure, flags, title, platform, kind, rules), never from words
+that merely appear in an environment dump, a pip list or an engine-config log line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot import labels as lab
+from bot.decision import Finding
+from bot.labels import TOPICS, repo_labels, topic_labels
+from bot.report import parse
+from bot.report.model import Environment, ExceptionInfo, Frame, Report
+
+CUDA_ENV = """\
+### Your current environment
+
+<details>
+<summary>The output of <code>python collect_env.py</code></summary>
+
+```text
+Collecting environment information...
+==============================
+        System Info
+==============================
+OS                           : Ubuntu 22.04.4 LTS (x86_64)
+GCC version                  : (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0
+==============================
+       PyTorch Info
+==============================
+PyTorch version              : 2.8.0+cu128
+Is debug build               : False
+CUDA used to build PyTorch   : 12.8
+ROCM used to build PyTorch   : N/A
+==============================
+       CUDA / GPU Info
+==============================
+Is CUDA available            : True
+CUDA runtime version         : 12.8.93
+GPU models and configuration :
+GPU 0: NVIDIA L40S
+GPU 1: NVIDIA L40S
+Nvidia driver version        : 565.57.01
+cuDNN version                : Could not collect
+HIP runtime version          : N/A
+MIOpen runtime version       : N/A
+==============================
+Versions of relevant libraries
+==============================
+[pip3] flashinfer-python==0.2.8
+[pip3] numpy==2.2.6
+[pip3] torch==2.8.0+cu128
+[pip3] transformers==4.56.1
+[pip3] triton==3.4.0
+[pip3] xgrammar==0.1.23
+[pip3] lora-helper==0.3.0
+[conda] Could not collect
+==============================
+         vLLM Info
+==============================
+ROCM Version                 : Could not collect
+vLLM Version                 : 0.11.0
+vLLM Build Flags:
+  CUDA Archs: Not Set; ROCm: Disabled
+==============================
+     Environment Variables
+==============================
+VLLM_USE_V1=1
+VLLM_ROCM_USE_AITER=0
+VLLM_USE_FLASHINFER_MOE_FP8=0
+NCCL_CUMEM_ENABLE=0
+```
+
+</details>
+"""
+
+ENGINE_CONFIG_LOG = (
+    "(EngineCore_DP0 pid=412) INFO 09-30 08:14:02 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with "
+    "config: model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, tokenizer='meta-llama/"
+    "Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=131072, tensor_parallel_size=2, "
+    "pipeline_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
+    "structured_outputs_config=StructuredOutputsConfig(backend='auto'), enable_prefix_caching=True"
+)
+
+
+def bug(title: str, description: str, env: str = CUDA_ENV) -> Report:
+    return parse(title, f"{env}\n### 🐛 Describe the bug\n\n{description}\n")
+
+
+def test_seed_shaped_pp_with_mtp() -> None:
+    r = bug("[Bug]: Qwen3-Next fails to start with -pp 2 and MTP", """\
+```bash
+vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --pipeline-parallel-size 2 \\
+  --speculative-config '{"method": "qwen3_next_mtp", "num_speculative_tokens": 2}'
+```
+```
+(APIServer pid=2211) Traceback (most recent call last):
+(APIServer pid=2211)   File "/usr/local/lib/python3.12/dist-packages/vllm/config/model.py", line 1065, in verify
+(APIServer pid=2211)     raise NotImplementedError(
+(APIServer pid=2211) NotImplementedError: Pipeline parallelism is not supported for this model. Supported models \
+implement the `SupportsPP` interface.
+```""")
+    got = topic_labels(r, ())
+    assert {"pipeline-parallel", "speculative-decoding"} <= set(got)
+    assert not {"quantization", "rocm", "structured-output", "lora", "moe"} & set(got)
+
+
+def test_env_dump_pip_list_and_engine_config_give_no_labels() -> None:
+    """The incumbent labeller's classic false positives: quantization=None, rocm lines of a CUDA box, xgrammar
+    in [pip3], VLLM_ROCM_* / *_MOE_* env vars."""
+    r = bug("[Bug]: server returns empty responses after a few requests", f"""\
+After ~20 requests the server answers with empty strings.
+
+```
+{ENGINE_CONFIG_LOG}
+(APIServer pid=400) INFO 09-30 08:15:10 [api_server.py:1971] Starting vLLM API server 0 on http://0.0.0.0:8000
+```
+""")
+    assert r.environment.platform == "cuda"
+    assert topic_labels(r, ()) == ()
+
+
+def test_words_pasted_outside_the_env_section_are_not_prose() -> None:
+    description = (
+        "Here is my pip freeze:\n\nxgrammar==0.1.23\nbitsandbytes==0.45.0\n[pip3] outlines==0.1.11\n"
+        "ROCM Version: Could not collect\nHIP runtime version: N/A\nVLLM_ROCM_USE_AITER=0\n"
+        + ENGINE_CONFIG_LOG + "\n\nThe model answers slowly sometimes but mostly it just works."
+    )
+    prose = "\n".join(lab.prose_lines(description))
+    assert "xgrammar" not in prose and "bitsandbytes" not in prose and "outlines" not in prose
+    assert "ROCM" not in prose and "HIP" not in prose and "quantization" not in prose
+    assert "answers slowly" in prose
+
+
+def test_rocm_platform_labels_a_bug_on_rocm() -> None:
+    rocm_env = CUDA_ENV.replace("2.8.0+cu128", "2.8.0+rocm6.4").replace(
+        "CUDA used to build PyTorch   : 12.8", "CUDA used to build PyTorch   : N/A").replace(
+        "ROCM used to build PyTorch   : N/A", "ROCM used to build PyTorch   : 6.4.43483").replace(
+        "GPU 0: NVIDIA L40S\nGPU 1: NVIDIA L40S", "AMD Instinct MI300X (gfx942:sramecc+:xnack-)").replace(
+        "ROCM Version                 : Could not collect", "ROCM Version                 : 6.4.43483")
+    r = bug("[Bug]: engine dies during warmup", "RuntimeError: HIP error: invalid device function", rocm_env)
+    assert r.environment.platform == "rocm"
+    assert "rocm" in topic_labels(r, ())
+
+
+def test_kind_labels() -> None:
+    inst = parse("[Installation]: pip install fails on aarch64", "### How you are installing vllm\n\n"
+                 "```sh\npip install vllm\n```\nERROR: Could not build wheels for vllm\n")
+    assert "installation" in topic_labels(inst, ())
+    model = parse("[New Model]: Support FooLM-7B", "### The model to consider.\n\nhttps://huggingface.co/foo/FooLM-7B\n")
+    assert topic_labels(model, ()) == ("new-model",)
+    perf = parse("[Performance]: decode got worse after upgrading", "### Report of performance regression\n\n"
+                 "Output tokens/s dropped from 2400 to 1800 on the same H100.\n")
+    assert "performance" in topic_labels(perf, ())
+
+
+def test_finding_labels_are_used_when_confident() -> None:
+    r = bug("[Bug]: crash on start", "ValueError: something odd")
+    sure = Finding("rule-a", "t", ("structured-output",), 0.8, "e", "w")
+    unsure = Finding("rule-b", "t", ("lora",), 0.3, "e", "w")
+    assert topic_labels(r, (sure, unsure)) == ("structured-output",)
+
+
+def test_failure_and_frames_of_the_root_cause() -> None:
+    def report(exc: ExceptionInfo, **kw) -> Report:
+        return Report(title="[Bug]: crash", title_text="crash", kind="bug", kind_source="title", body="",
+                      exceptions=(exc,), **kw)
+
+    def frames(*paths: str) -> tuple[Frame, ...]:
+        return tuple(Frame(p, 1, "f", "/vllm/" in p) for p in paths)
+
+    spec = ExceptionInfo("AttributeError", "'EagleProposer' object has no attribute 'positions'",
+                         frames("/x/vllm/v1/engine/core.py", "/x/vllm/v1/spec_decode/eagle.py"))
+    assert "speculative-decoding" in topic_labels(report(spec), ())
+    lora = ExceptionInfo("ValueError", "rank 64 is greater than max_lora_rank 16",
+                         frames("/x/vllm/lora/peft_helper.py"))
+    assert "lora" in topic_labels(report(lora), ())
+    oom = ExceptionInfo("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB.",
+                        frames("/x/vllm/v1/worker/gpu_model_runner.py", "/x/torch/nn/modules/module.py"))
+    assert topic_labels(report(oom), ()) == ("memory",)
+    compile_err = ExceptionInfo("torch._dynamo.exc.BackendCompilerFailed", "backend='inductor' raised: ...",
+                                frames("/x/vllm/compilation/backends.py", "/x/torch/_inductor/compile_fx.py"))
+    assert "torch.compile" in topic_labels(report(compile_err), ())
+    # a frame in the OpenAI server on the way to somewhere else is not a frontend problem
+    through = ExceptionInfo("ValueError", "boom", frames("/x/vllm/entrypoints/openai/api_server.py",
+                                                         "/x/vllm/v1/engine/core.py"))
+    assert topic_labels(report(through), ()) == ()
+
+
+def test_a_flag_alone_is_not_the_topic() -> None:
+    r = bug("[Bug]: OOM while loading Llama-3.1-70B", """\
+```
+vllm serve meta-llama/Llama-3.1-70B-Instruct -pp 2 --enable-lora --quantization fp8 --tool-call-parser hermes
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 44.39 GiB
+```""")
+    got = topic_labels(r, ())
+    assert "memory" in got
+    assert not {"pipeline-parallel", "lora", "tool-calling"} & set(got)
+
+
+def test_flag_plus_failure_mention() -> None:
+    r = bug("[Bug]: adapter fails to load", """\
+```
+vllm serve Qwen/Qwen2.5-7B-Instruct --enable-lora --lora-modules sql=/adapters/sql
+ValueError: While loading /adapters/sql, expected target modules in ['q_proj'] but received ['lm_head']
+```""")
+    assert r.flags.get("enable_lora")
+    assert "lora" not in topic_labels(r, ())  # the flag alone, the failure does not say LoRA
+    r2 = bug("[Bug]: adapter fails to load", """\
+```
+vllm serve Qwen/Qwen2.5-7B-Instruct --enable-lora --lora-modules sql=/adapters/sql
+ValueError: LoRA rank 64 is greater than max_lora_rank 16.
+```""")
+    assert "lora" in topic_labels(r2, ())
+
+
+@pytest.mark.parametrize(("title", "want", "not_want"), [
+    ("[Usage]: How to use tool calling with Qwen3 and the hermes parser", {"tool-calling"}, set()),
+    ("[Bug]: guided_json ignores maxItems in the json schema", {"structured-output"}, set()),
+    ("[Bug]: Qwen2.5-VL-7B crashes when the image is large", {"multi-modality"}, set()),
+    ("[Bug]: RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     {"nvidia-compat"}, {"multi-modality"}),
+    ("[Bug]: HIP error on the ROCm docker image", {"rocm"}, {"multi-modality"}),
+    ("[Bug]: EAGLE-3 speculative decoding lowers acceptance rate", {"speculative-decoding"}, set()),
+    ("[Bug]: AWQ checkpoint fails with MoE", {"quantization", "moe"}, set()),
+    ("[Usage]: How to run multi-node inference with Ray", {"multi-node", "ray"}, set()),
+    ("[Bug]: High CPU usage of the API server process", set(), {"cpu"}),
+    ("[Bug]: vLLM doesn't start on Apple Silicon", {"cpu"}, set()),
+    ("[Bug]: 报错No available memory for the cache blocks", {"memory"}, {"kv-cache"}),
+    ("[Bug]: Mixtral-8x7B slower than expected", {"performance"}, set()),
+    ("[Feature]: Support prefix caching for Mamba models", {"kv-cache"}, set()),
+])
+def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
+    got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
+    assert want <= got, got
+    assert not (not_want & got), got
+
+
+def test_a_weak_word_in_the_description_is_not_enough() -> None:
+    r = bug("[Bug]: wrong answers after upgrade", "I send an image of the dashboard below, the answers are wrong "
+                                                 "since 0.11. We also use Ray elsewhere in the company.")
+    assert topic_labels(r, ()) == ()
+
+
+def test_the_same_word_in_the_title_is_enough() -> None:
+    assert "ray" in topic_labels(bug("[Bug]: workers hang with the Ray executor", "It hangs."), ())
+
+
+def test_repo_labels_mapping() -> None:
+    assert repo_labels(("new-model", "torch.compile", "rocm"), {"new-model": "new model", "rocm": "rocm"}) == (
+        "new model", "torch.compile", "rocm")
+    assert repo_labels(("a", "b"), {"a": "x", "b": "x"}) == ("x",)
+    assert repo_labels(("a",), None) == ("a",)
+
+
+def test_taxonomy_is_one_list_used_everywhere() -> None:
+    tables = [*lab.WORDS, *lab.FAILURE, *lab.EXCEPTION_TYPES, *lab.FRAMES, *lab.FLAGS, *lab.MODEL]
+    assert {t.topic for t in tables} <= set(TOPICS)
+    assert {t for t, _ in lab.PLATFORMS.values()} | set(lab.KINDS.values()) <= set(TOPICS)
+    docs = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    section = docs.read_text(encoding="utf-8").split("## Labels (default taxonomy)", 1)[1]
+    listed = re.findall(r"[a-z][a-z.-]+[a-z]", section.split("`", 2)[1])
+    assert tuple(listed) == TOPICS
+
+
+def test_patterns_stay_linear_on_hostile_text() -> None:
+    hostile = ("a" * 5000 + " ") * 20 + "speculative " * 2000 + "(" * 5000
+    r = Report(title=hostile[:1000], title_text=hostile[:1000], kind="bug", kind_source="title", body=hostile,
+               description=hostile, exceptions=(ExceptionInfo("ValueError", hostile),),
+               environment=Environment(platform="cuda"))
+    topic_labels(r, ())
