@@ -86,6 +86,9 @@ WORDS: tuple[Word, ...] = (
     Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]moe\b|\d(?-i:vlmoe)\b"),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
                    r"\bmemory (leak|usage|footprint)\b"),
+    # KV-cache sizing is a memory question (not prefix-caching bugs)
+    Word("memory", r"\bkv[-_ ]?cache\b.{0,60}\b(memory|\w*allocat\w*|capacity|max[-_ ]?(model|seq\w*)[-_ ]?len\w*)|"
+                   r"\b(memory|\w*allocat\w*)\b.{0,60}\bkv[-_ ]?cache\b"),
     Word("kv-cache", r"\bkv[-_ ]?cache\b|\bprefix[-_ ]cach\w*|\bkv blocks?\b"),
     Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
                          r"\bpip wheel\b|\bwheel\b|\bsetup\.py\b|\bundefined symbol\b", 1.0, 0.3),
@@ -105,7 +108,7 @@ WORDS: tuple[Word, ...] = (
                          r"\bauto[-_ ]tool[-_ ]choice\b|\bhermes[-_ ]?(tool)?[-_ ]?parser\b|\btools? use\b|"
                          r"\breasoning[-_ ]parser\b"),
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
-                           r"(?<![a-z])omni(?![a-z])|\bllava\w*|"
+                           r"(?<![a-z])omni(?![a-z])|vl(?=for|model)|\bllava\w*|"
                            r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
                            r"\baudio input\w*|\bglm-?4(\.\d+)?v\b|\bqwen\d?(\.\d)?-?audio\b|\bwhisper\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
@@ -117,8 +120,7 @@ WORDS: tuple[Word, ...] = (
                      r"\bprompt_logprobs\b|\blogprobs\b"),
     Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bstreaming\b", 0.5, 0.3),
     Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
-                      r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b|"
-                      r"\bnot supported yet\b"),
+                      r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\bbenchmark\w*", 1.0, 0.3),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
@@ -346,6 +348,15 @@ def prose_lines(description: str) -> list[str]:
     return out
 
 
+_TITLE_WORD = re.compile(r"[A-Za-z]{3,}")
+_PLACEHOLDER_TITLES = {"title", "bug", "issue", "error", "help", "question", "usage", "feature", "installation"}
+
+
+def _placeholder_title(title: str) -> bool:
+    words = _TITLE_WORD.findall(title)
+    return len(words) < 2 or title.strip(" :.-[]").lower() in _PLACEHOLDER_TITLES
+
+
 def _failure_texts(report: Report) -> list[str]:
     texts: list[str] = []
     root = report.root_cause
@@ -387,8 +398,11 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         topic, weight = PLATFORMS[platform]
         s.add(topic, "platform", weight if _platform_confirmed(report) else min(weight, 0.5))
 
+    lines = prose_lines(report.description or "")
+    prose = "\n".join(lines)
     title = report.title_text or ""
-    prose = "\n".join(prose_lines(report.description or ""))
+    if _placeholder_title(title) and lines:
+        title = lines[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
     for word, rx in _WORDS:
         if title and rx.search(title):
             s.add(word.topic, "title", word.title)

@@ -271,3 +271,19 @@ def test_patterns_stay_linear_on_hostile_text() -> None:
                description=hostile, exceptions=(ExceptionInfo("ValueError", hostile),),
                environment=Environment(platform="cuda"))
     topic_labels(r, ())
+
+
+def test_every_rule_label_is_in_the_taxonomy() -> None:
+    from bot.rules import load_rules
+
+    rules = load_rules()
+    used = {label for rule in rules.rules for label in rule.labels}
+    assert used <= set(lab.ALL_LABELS), used - set(lab.ALL_LABELS)
+
+
+def test_a_placeholder_title_borrows_the_first_line_of_the_description() -> None:
+    r = parse("Title", "**Speculative decoding with EAGLE breaks pipeline parallelism (PP=2)**\n\n"
+                       "Both work alone, but not together.\n")
+    assert {"speculative-decoding", "pipeline-parallel"} <= set(topic_labels(r, ()))
+    r2 = parse("[Bug]: speculative decoding with EAGLE is slow", "Title\n")
+    assert "pipeline-parallel" not in topic_labels(r2, ())
