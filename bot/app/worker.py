@@ -26,6 +26,12 @@ from bot.app.store import Delivery, Store
 log = logging.getLogger("vllm_triage.worker")
 
 
+def describe(error: BaseException) -> str:
+    if isinstance(error, gidgethub.HTTPException):
+        return f"HTTP {int(error.status_code)} {type(error).__name__}: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
 class Worker:
     def __init__(self, settings: Settings, store: Store, service: Service) -> None:
         self.settings = settings
@@ -102,10 +108,12 @@ class Worker:
             await self.store.complete(delivery.id, worker)
             outcome = "done"
         else:
+            github = self.service.github
             for _, error in failures:
-                if isinstance(error, gidgethub.BadRequest) and error.status_code == 401 and delivery.installation_id:
-                    self.service.github and self.service.github.forget_token(delivery.installation_id)
-            error_text = "; ".join(f"{name}: {type(e).__name__}: {e}" for name, e in failures)
+                unauthorised = isinstance(error, gidgethub.BadRequest) and error.status_code == 401
+                if unauthorised and github is not None and delivery.installation_id:
+                    github.forget_token(delivery.installation_id)
+            error_text = "; ".join(f"{name}: {describe(e)}" for name, e in failures)
             waits = [e.wait for _, e in failures if isinstance(e, RetryLater)]
             if waits and len(waits) == len(failures):
                 await self.store.retry(delivery.id, worker, error_text, time.time() + max(waits), count_attempt=False)

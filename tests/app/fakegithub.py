@@ -151,7 +151,8 @@ class FakeGitHub:
         self._targeted.append((method, re.compile(path_pattern), status, times))
 
     def writes(self) -> list[Call]:
-        return [c for c in self.calls if c.method != "GET" and c.status < 300]
+        """Successful writes to repositories (token requests are not writes)."""
+        return [c for c in self.calls if c.method != "GET" and c.status < 300 and c.path.startswith("/repos/")]
 
     # -- server ---------------------------------------------------------------------------------------
 
