@@ -14,6 +14,7 @@ import yaml
 from bot.decision import Evidence, Finding
 from bot.report.model import Report
 from bot.rules.errors import RuleError
+from bot.rules.prefilter import Prefilter
 from bot.rules.render import render, template_context
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
@@ -31,15 +32,18 @@ class RuleSet:
     rules: tuple[Rule, ...] = ()
     _order: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
+    _prefilter: list[Prefilter] = field(default_factory=list, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         ordered = sorted(self.rules, key=lambda r: (-r.priority, r.id))
         self._order.update({r.id: i for i, r in enumerate(ordered)})
+        self._prefilter.append(Prefilter(s for r in self.rules for s in r.match.sources()))
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
     def evaluate(self, report: Report) -> tuple[Finding, ...]:
-        texts = Texts(report)
+        texts = Texts(report, self._prefilter[0])
         fired: dict[str, Finding] = {}
         for rule in self.rules:
             finding = evaluate_rule(rule, report, texts)

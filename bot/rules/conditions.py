@@ -37,6 +37,10 @@ class Condition:
     def patterns(self) -> tuple[Pattern, ...]:
         return ()
 
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        """(pattern, joined text it is searched in) pairs, for the per-report prefilter."""
+        return ()
+
 
 def _ev(cond: Condition, matched: str, where: str) -> tuple[Evidence, ...]:
     return (Evidence(cond.describe(), bounded(matched), where),)
@@ -60,6 +64,9 @@ class All(Condition):
     def describe(self) -> str:
         return "all(" + ", ".join(c.describe() for c in self.items) + ")"
 
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return tuple(s for c in self.items for s in c.sources())
+
     def patterns(self) -> tuple[Pattern, ...]:
         return tuple(p for c in self.items for p in c.patterns())
 
@@ -78,6 +85,9 @@ class Any_(Condition):
     def describe(self) -> str:
         return "any(" + ", ".join(c.describe() for c in self.items) + ")"
 
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return tuple(s for c in self.items for s in c.sources())
+
     def patterns(self) -> tuple[Pattern, ...]:
         return tuple(p for c in self.items for p in c.patterns())
 
@@ -91,6 +101,9 @@ class Not(Condition):
 
     def describe(self) -> str:
         return f"not {self.item.describe()}"
+
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return self.item.sources()
 
     def patterns(self) -> tuple[Pattern, ...]:
         return self.item.patterns()
@@ -110,6 +123,8 @@ class ExceptionCond(Condition):
 
     def check(self, t: Texts) -> Hit | None:
         excs = t.report.exceptions
+        if self.message is not None and not t.may_match(self.message, "messages"):
+            return None
         candidates = excs[-1:] if self.where == "root" else tuple(reversed(excs))
         for exc in candidates:
             if self.types and exc.short_type not in self.types:
@@ -132,6 +147,9 @@ class ExceptionCond(Condition):
     def patterns(self) -> tuple[Pattern, ...]:
         return (self.message,) if self.message else ()
 
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return ((self.message, "messages"),) if self.message else ()
+
 
 @dataclass(frozen=True)
 class FrameCond(Condition):
@@ -139,6 +157,8 @@ class FrameCond(Condition):
     function: Pattern | None = None
 
     def check(self, t: Texts) -> Hit | None:
+        if not all(t.may_match(p, "frames") for p in (self.file, self.function) if p is not None):
+            return None
         for frame in t.frames:
             captures: dict[str, str] = {}
             ok = True
@@ -165,6 +185,9 @@ class FrameCond(Condition):
     def patterns(self) -> tuple[Pattern, ...]:
         return tuple(p for p in (self.file, self.function) if p)
 
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return tuple((p, "frames") for p in (self.file, self.function) if p)
+
 
 @dataclass(frozen=True)
 class TextCond(Condition):
@@ -189,6 +212,9 @@ class TextCond(Condition):
 
     def patterns(self) -> tuple[Pattern, ...]:
         return (self.pattern,)
+
+    def sources(self) -> tuple[tuple[Pattern, str], ...]:
+        return ((self.pattern, self.source),)
 
 
 # ---------------------------------------------------------------- values: flags, env, env vars

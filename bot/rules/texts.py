@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.report.model import ExceptionInfo, Frame, Report
 from bot.rules.gpu import compute_capability
+from bot.rules.regex import MAX_SEARCH_BYTES
 
 # One log line longer than this is cut before joining: nothing a rule needs sits 8 KB into a line.
 MAX_LINE = 8_000
@@ -19,8 +20,10 @@ MAX_JSON_FLAG = 20_000
 class Texts:
     """Per-report cache: joined texts as UTF-8 bytes, derived values, and memoised pattern searches."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, prefilter: Any = None) -> None:
         self.report = report
+        self.prefilter = prefilter
+        self._possible: dict[str, Any] = {}
         self._bytes: dict[str, bytes] = {}
         self._searches: dict[tuple[int, str], Any] = {}
         self._flags: dict[str, Any] | None = None
@@ -30,9 +33,22 @@ class Texts:
     def text(self, name: str) -> bytes:
         data = self._bytes.get(name)
         if data is None:
-            data = self._build(name).encode("utf-8", "replace")
+            data = self._build(name).encode("utf-8", "replace")[:MAX_SEARCH_BYTES]
             self._bytes[name] = data
         return data
+
+    def may_match(self, pattern: Any, name: str) -> bool:
+        """False only when the prefilter's single pass over text `name` proved the pattern matches nowhere."""
+        if self.prefilter is None:
+            return True
+        if name not in self._possible:
+            self._possible[name] = self.prefilter.run(name, self.text(name))
+        result = self._possible[name]
+        if result is None:
+            return True
+        matched, index = result
+        slot = index.get(id(pattern))
+        return slot is None or slot in matched
 
     def _build(self, name: str) -> str:
         r = self.report
@@ -50,13 +66,17 @@ class Texts:
             return r.body
         if name == "any":
             return r.title + "\n" + (r.description or r.body)
+        if name == "messages":
+            return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
+        if name == "frames":
+            return "\n".join(f"{f.file}\n{f.function or ''}" for f in self.frames)
         raise KeyError(name)
 
     def search(self, pattern: Any, name: str) -> Any:
         """`pattern.search(text(name))`, computed once per report and pattern."""
         key = (id(pattern), name)
         if key not in self._searches:
-            self._searches[key] = pattern.search(self.text(name))
+            self._searches[key] = pattern.search(self.text(name)) if self.may_match(pattern, name) else None
         return self._searches[key]
 
     def message(self, exc: ExceptionInfo) -> bytes:
