@@ -53,8 +53,6 @@ STRONG_KEYS = frozenset({
     "xpu_available", "xpu_runtime", "intel_gpus", "rocm", "neuron", "vllm", "build_flags", "topology",
 })
 
-_LABEL_RE = re.compile(r"^\s{0,4}([A-Za-z][A-Za-z0-9_ /()-]{0,40}?)\s*:(?:\s+(.*))?$")
-_BANNER_RE = re.compile(r"^\s*={10,}\s*$")
 _PIP_RE = re.compile(r"^\s*\[(pip3?|conda)\]\s+(.*)$")
 _GPU_LINE_RE = re.compile(r"^\s*GPU\s+(\d{1,3})\s*:\s*(.+?)\s*$")
 _UUID_RE = re.compile(r"\s*\(UUID:[^)]*\)")
@@ -90,20 +88,21 @@ def split_glued(line: str) -> list[str]:
 
 def label_of(line: str) -> tuple[str, str] | None:
     """(key, value) when the line is a known collect_env `Label: value` line."""
-    if ":" not in line[:60]:
+    i = line.find(":", 0, 60)
+    if i <= 0:
         return None
-    m = _LABEL_RE.match(line[:MAX_LINE])
-    if not m:
+    label = line[:i]
+    if len(label) - len(label.lstrip()) > 4:
         return None
-    label = " ".join(m.group(1).split()).lower()
-    key = LABELS.get(label)
+    key = LABELS.get(" ".join(label.split()).lower())
     if key is None:
         return None
-    return key, (m.group(2) or "").strip()
+    return key, line[i + 1:MAX_LINE].strip()
 
 
 def is_banner(line: str) -> bool:
-    return bool(_BANNER_RE.match(line[:MAX_LINE]))
+    s = line.strip()
+    return len(s) >= 10 and not s.strip("=")
 
 
 def _pip_entry(rest: str) -> tuple[str, str] | None:
@@ -172,7 +171,7 @@ def parse_collect_env(lines: list[str]) -> CollectEnv:
 
 # ---- recognising a pasted dump inside free text -------------------------------------------------
 
-_LSCPU_RE = re.compile(r"^\s{0,4}[A-Z][A-Za-z0-9 ()/,.:_-]{0,50}:\s{2,}\S")
+_LSCPU_RE = re.compile(r"^\s{0,4}[A-Z][A-Za-z0-9 ()/,.:_-]{0,50}:\s{2,40}\S")
 _TOPO_RE = re.compile(r"^\s*(?:GPU\d+|NIC\d+|mlx\d|X\s+=|SYS\s+=|NODE\s+=|PHB\s+=|PXB\s+=|PIX\s+=|NV#\s+=|Legend:|"
                       r"NIC Legend:|GPU\d+\s|CPU Affinity|\t?GPU\d)")
 _SOFT_STARTS = ("collecting environment information", "versions of relevant libraries", "cpu:", "cpu info",
@@ -187,6 +186,8 @@ _NEUTRAL_STARTS = ("```", "~~~", "<details", "</details", "<summary", "</summary
 def line_is_envish(line: str) -> tuple[bool, bool]:
     """(part of a dump, strong collect_env marker)."""
     s = line.strip()
+    if not s:
+        return True, False
     if "ROCM Version:" in s:
         return True, True
     lv = label_of(s)
@@ -199,7 +200,7 @@ def line_is_envish(line: str) -> tuple[bool, bool]:
         return True, True
     if low.startswith("collecting environment information"):
         return True, True
-    if any(low.startswith(p) for p in _SOFT_STARTS):
+    if low.startswith(_SOFT_STARTS):
         return True, False
     if _GPU_LINE_RE.match(s) or _TOPO_RE.match(s) or _LSCPU_RE.match(s):
         return True, False
@@ -210,7 +211,7 @@ def line_is_envish(line: str) -> tuple[bool, bool]:
     return False, False
 
 
-def dump_spans(lines: list[str], min_strong: int = 3, max_gap: int = 2) -> list[tuple[int, int]]:
+def dump_spans(lines: list[str] | tuple[str, ...], min_strong: int = 3, max_gap: int = 2) -> list[tuple[int, int]]:
     """Index ranges [start, end) of collect_env-shaped blocks: runs of dump lines with >= min_strong markers.
 
     A run survives up to `max_gap` foreign lines (wrapped lscpu flags, odd topology rows); blank lines and

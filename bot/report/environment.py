@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from bot.report import hardware
-from bot.report.collect_env import CollectEnv, dump_spans, parse_collect_env
+from bot.report.collect_env import CollectEnv, parse_collect_env
 from bot.report.model import Environment, Section
-from bot.report.sections import is_env_heading, section_spans
+from bot.report.sections import is_env_heading, layout
 from bot.report.versions import Mention, bare_mentions, classify, commit_of, valid_version, vllm_mentions
 
 MAX_LINE = 2000
@@ -36,6 +36,9 @@ _IMAGE_INNER_RE = re.compile(r"vllm[_-]v?(\d{1,3}\.\d[0-9A-Za-z.]{0,40})", re.IG
 _PLATFORM_RE = re.compile(r"Automatically detected platform ([a-z]{2,10})\.?")
 _GIT_SHA_RE = re.compile(r"git sha:\s*([0-9a-f]{7,40})")
 _AT_SHA_RE = re.compile(r"@([0-9a-f]{7,40})")
+# lines with version-like text read for prose candidates; past this a report that never settled on a
+# current version falls back to the first one it named
+_MAX_CANDIDATE_LINES = 2000
 _PREFIX_RE = re.compile(r"^\s*(?:[\[【][^\]】\n]{1,40}[\]】]\s*[:：-]?\s*)+")
 
 
@@ -154,6 +157,7 @@ def _find_version(
     weak_cands: list[tuple[str, str, bool]] = []
     pip_show = -10
     settled = False
+    scanned = 0
     for i, line in enumerate(lines):
         if skip[i]:
             continue
@@ -169,7 +173,8 @@ def _find_version(
         img = _image_version(line)
         if img:
             found.append((img, "image", False))
-        if "vllm" in line.lower() or "0." in line:
+        if scanned < _MAX_CANDIDATE_LINES and ("0." in line or "vllm" in line.lower()):
+            scanned += 1
             for c in _line_candidates(line, title=False):
                 if img and c[0] == img:
                     continue
@@ -195,30 +200,23 @@ def _find_version(
     return None, None, None
 
 
-def _env_range(lines: list[str]) -> tuple[int, int] | None:
-    for heading, start, end in section_spans(lines):
-        if is_env_heading(heading):
-            return start, end
-    return None
-
-
 def parse_environment(
     title: str, body: str, sections: tuple[Section, ...], lines: tuple[str, ...]
 ) -> tuple[Environment, bool]:
     """Return (environment, environment_section_is_placeholder)."""
     title = title or ""
     body = body or ""
-    raw_lines = body.splitlines()
-    source_lines = list(lines) if lines and len(lines) == len(raw_lines) else raw_lines
+    raw_lines, spans, dumps = layout(body)
+    source_lines = lines if lines and len(lines) == len(raw_lines) else raw_lines
     clean = [_clean(x) for x in source_lines]
 
     env_section = next((s for s in sections if is_env_heading(s.heading)), None)
     placeholder = env_section is not None and env_section.empty
 
     ce = parse_collect_env(clean)
-    env_range = _env_range(raw_lines)
+    env_range = next(((start, end) for heading, start, end in spans if is_env_heading(heading)), None)
     skip = [False] * len(clean)
-    for start, end in dump_spans(clean):
+    for start, end in dumps:
         for i in range(start, end):
             skip[i] = True
 

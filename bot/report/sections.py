@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.report.collect_env import dump_spans
 from bot.report.model import Section
@@ -62,7 +63,7 @@ def is_placeholder(text: str) -> bool:
     return True
 
 
-def section_spans(lines: list[str]) -> list[tuple[str, int, int]]:
+def section_spans(lines: list[str] | tuple[str, ...]) -> list[tuple[str, int, int]]:
     """(heading, first text line, end) for every `### ` heading; fences hide headings unknown to the templates."""
     spans: list[tuple[str, int, int]] = []
     fence: str | None = None
@@ -91,11 +92,18 @@ def section_spans(lines: list[str]) -> list[tuple[str, int, int]]:
     return spans
 
 
+@lru_cache(maxsize=4)
+def layout(body: str) -> tuple[tuple[str, ...], tuple[tuple[str, int, int], ...], tuple[tuple[int, int], ...]]:
+    """(lines, section spans, collect_env dump spans) of a body; cached because several parts need them."""
+    lines = body.splitlines()
+    return tuple(lines), tuple(section_spans(lines)), tuple(dump_spans(lines))
+
+
 def split_sections(body: str) -> tuple[Section, ...]:
     """Split on `### ` headings; mark `_No response_`, placeholders and empty wrappers as empty."""
-    lines = body.splitlines()
+    lines, spans, _ = layout(body)
     out = []
-    for heading, start, end in section_spans(lines):
+    for heading, start, end in spans:
         text = "\n".join(lines[start:end]).strip("\n")
         out.append(Section(heading=heading, text=text, empty=is_placeholder(text)))
     return tuple(out)
@@ -114,9 +122,8 @@ _CHECKLIST_RE = re.compile(r"^\s*[-*]\s*\[[ xX]\]\s*Make sure you already search
 
 def description_text(body: str, sections: tuple[Section, ...]) -> str:
     """The body without the environment dump and the 'Before submitting' checklist."""
-    lines = body.splitlines()
+    lines, spans, dumps = layout(body)
     keep = [True] * len(lines)
-    spans = section_spans(lines)
     for heading, start, end in spans:
         if is_env_heading(heading) or is_checklist_heading(heading):
             for i in range(start - 1, end):
@@ -126,7 +133,7 @@ def description_text(body: str, sections: tuple[Section, ...]) -> str:
                 keep[i] = False
         elif is_template_heading(heading):
             keep[start - 1] = False
-    for start, end in dump_spans(lines):
+    for start, end in dumps:
         for i in range(start, end):
             keep[i] = False
     out = [line for i, line in enumerate(lines) if keep[i] and not _CHECKLIST_RE.match(line[:_MAX_LINE])]

@@ -19,7 +19,7 @@ _SHA_RE = re.compile(r"\+g([0-9a-f]{7,40})")
 _FILLER = frozenset({
     "version", "versions", "ver", "is", "was", "release", "docker", "image", "container", "server", "engine",
     "openai", "nightly", "build", "package", "wheel", "pypi", "tag", "from", "of", "on", "at", "=", "==", ":", "v",
-    "api", "main", "branch", "latest", "stable", "upgraded", "installed", "to", "with",
+    "api", "main", "branch", "latest", "stable", "upgraded", "installed", "to", "with", "版本", "版本号", "的版本",
 })
 # a word right before a bare "v0.x.y" / "0.x.y" that keeps it a plausible vLLM version
 _BARE_OK_BEFORE = frozenset({
@@ -40,9 +40,15 @@ OTHER_PACKAGES = frozenset({
 })
 _PREV_MARKERS = ("work", "fine", "ok ", "okay", "good", "previous", "prior", "older", "old:", "old ", "downgrad",
                  "roll back", "rollback", "rolled back", "revert", "from", "between", "before", "earlier",
-                 "used to", "last working", "was working")
+                 "used to", "last working", "was working", "fixed in", "fix in", "resolved in")
 _NEG_MARKERS = ("not ", "n't", "no longer", "never", "fail", "broke", "error", "crash", "issue", "problem", "bug")
-_CUR_MARKERS = ("latest", "new:", "current", "now ", "upgrad", "after ", " to ", "->", "=>", "still")
+# say the version did not have the problem, whatever negation they contain
+_NO_PROBLEM = ("doesn't happen", "does not happen", "didn't happen", "did not happen", "doesn't exist",
+               "does not exist", "didn't exist", "did not exist", "not reproduce", "not present", "no such",
+               "no problem", "without this", "without the", "without any")
+_CURRENT = ("latest", "new:", "current", "now ", "still", "upgrade to", "upgraded to", "upgrading to", "updated to",
+            "updating to", "switched to", "switching to", "moved to", "moving to", "since ")
+_TRANSITIONS = frozenset({"->", "-->", "=>", "→", "to", "~>"})
 
 
 def valid_version(token: str) -> str | None:
@@ -80,9 +86,10 @@ def _is_vllm_word(line: str, i: int) -> bool:
     j = i + 4
     if j < len(line):
         c = line[j]
-        if c.isalpha() or c == "_":
+        if (c.isascii() and c.isalpha()) or c == "_":
             return False
-        if c in "-." and j + 1 < len(line) and (line[j + 1].isalpha() and line[j + 1] not in "vV"):
+        if c in "-." and j + 1 < len(line) and (line[j + 1].isascii() and line[j + 1].isalpha()
+                                                and line[j + 1] not in "vV"):
             return False   # vllm-ascend, vllm.entrypoints, but not vllm-v0.9
         if c == "/" and j + 1 < len(line) and line[j + 1].isalpha():
             return False   # vllm/vllm-openai (image tags are read elsewhere), vllm/model_executor
@@ -96,7 +103,7 @@ def _version_after(line: str, pos: int) -> tuple[str, int, int] | None:
     words = 0
     while i < n:
         c = line[i]
-        if c in " \t=:-_@,(\"'`*":
+        if c in " \t=:-_@,(\"'`*：（":
             i += 1
             continue
         if c in "vV" and i + 1 < n and line[i + 1].isdigit():
@@ -140,7 +147,7 @@ _WORD_PUNCT = "`'\"()[]{}*:,;"
 
 
 def _word_before(line: str, start: int) -> str:
-    """The word before a version at start (a leading 'v' skipped), lower-case, quotes and colons dropped."""
+    """The word before a version at start (a leading 'v' skipped), quotes and colons dropped."""
     k = start
     if k > 0 and line[k - 1] in "vV":
         k -= 1
@@ -149,7 +156,7 @@ def _word_before(line: str, start: int) -> str:
     m = k
     while m > 0 and not line[m - 1].isspace() and k - m < 40:
         m -= 1
-    return line[m:k].strip(_WORD_PUNCT).lower()
+    return line[m:k].strip(_WORD_PUNCT)
 
 
 def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[Mention]:
@@ -174,27 +181,41 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
             continue
         if not has_v and v.count(".") < 2:
             continue
-        before = _word_before(line, s)
+        written = _word_before(line, s)
+        before = written.lower()
         ok = before in _BARE_OK_BEFORE or before.endswith(("vllm", "/")) or (has_v and before == "version")
         if not ok and lenient_v and has_v and v.count(".") >= 2:
-            ok = before not in OTHER_PACKAGES
+            ok = written.isascii() and written.isalpha() and written.islower() and before not in OTHER_PACKAGES
         if not ok:
             continue
         out.append(Mention(v, s, s + len(v), False))
     return out
 
 
+def _any(words: tuple[str, ...] | frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_PREV_RX = _any(_PREV_MARKERS)
+_NEG_RX = _any(_NEG_MARKERS)
+_NO_PROBLEM_RX = _any(_NO_PROBLEM)
+_CURRENT_RX = _any(_CURRENT)
+_OK_AFTER_RX = _any(("work", "fine", " ok", "good", "was ok"))
+
+
 def is_previous(context_before: str, context_after: str) -> bool:
     """The mention is a version the user says worked / came before ('works on 0.8.5', 'from 0.8.5 to …')."""
-    b = context_before.lower()[-50:]
-    a = context_after.lower()[:40]
-    if any(c in b for c in ("latest", "new:", "current", "now ", "still", "upgrade to", "upgraded to",
-                            "upgrading to", "updated to", "updating to")):
+    b = context_before[-50:].lower()
+    a = context_after[:40].lower()
+    if a.strip(" ,.") in _TRANSITIONS:
+        return True   # "0.8.5 -> 0.9.0", "upgrade 0.8.5 to 0.9.0": the later one is current
+    if _CURRENT_RX.search(b):
         return False
-    if any(p in b for p in _PREV_MARKERS) and not any(n in b for n in _NEG_MARKERS):
+    if _NO_PROBLEM_RX.search(b) or _NO_PROBLEM_RX.search(a):
         return True
-    return any(p in a for p in ("work", "fine", " ok", "good", "was ok", "no problem")) and not any(
-        n in a for n in _NEG_MARKERS)
+    if _PREV_RX.search(b) and not _NEG_RX.search(b):
+        return True
+    return bool(_OK_AFTER_RX.search(a)) and not _NEG_RX.search(a)
 
 
 def classify(line: str, mentions: list[Mention]) -> list[tuple[Mention, bool]]:

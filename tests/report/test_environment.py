@@ -230,6 +230,13 @@ def test_image_tags(text, version):
     ("[Bug]: crash", "After upgrading from vllm 0.8.5 to vllm 0.9.0 the server crashes.", "0.9.0"),
     ("[Performance]: regression between v0.4.0 and v0.4.1", "", "0.4.1"),
     ("[Bug]: crash", "Downgrading to vLLM v0.9.1 fixes it. We run vllm 0.10.0.", "0.10.0"),
+    ("[Bug]: crash", "vllm 0.8.5 -> 0.9.0 breaks the tool parser", "0.9.0"),
+    ("[Bug]: crash", "The issue doesn't happen in vllm 0.8.5; it does in vllm 0.9.0.", "0.9.0"),
+    ("[Bug]: 推理报错", "vllm版本：0.8.5.post1，显卡 4090", "0.8.5.post1"),
+    ("[Bug]: crash", "环境：vllm 0.7.3", "0.7.3"),
+    ("[Bug]: LMCache v0.3.1 crashes with vLLM", "", None),
+    ("[Bug]: regression v0.10.2", "", "0.10.2"),
+    ("[Bug]: crash", "this was fixed in v0.9.1 according to the changelog, but I am on vllm 0.9.0", "0.9.0"),
 ])
 def test_prose_and_title(title, body, version):
     env, _ = env_of(body, title=title)
