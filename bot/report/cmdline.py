@@ -6,6 +6,7 @@ Python snippets and dict reprs are read with `ast` (parse / literal_eval), never
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import Any
 
@@ -17,12 +18,17 @@ from bot.report.shell import OPERATOR, parse_flags, tokenize
 _MAX_LOGICAL = 20_000     # characters of one command after joining continuations
 _MAX_COMMANDS = 30
 _MAX_CALL = 20_000        # characters of one LLM(...) call
+_MAX_CALLS = 200          # LLM(...) calls looked at
+_MAX_REPR = 50_000        # characters of one `non-default args` / `Namespace(...)` repr
+_MAX_CUTS = 40            # attempts at closing a cut repr
 
 _PROMPT = re.compile(
     r"(?:\([\w.-]{1,64}\)[ \t]{0,4})?"
     r"(?:[\w.-]{1,64}@[\w.-]{1,64}:[^\s#$]{0,300}[ \t]?[#$][ \t]?|\$[ \t]"
     r"|PS [^>]{0,300}>[ \t]?|[A-Z]:\\[^>]{0,300}>[ \t]?)"
 )
+_WINDOWS_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\")
+_MORE = re.compile(r"^More\? ?")
 _STARTS = (
     (re.compile(r"(?<![\w./-])vllm[ \t]+serve(?![\w-])"), "vllm-serve"),
     (re.compile(r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])"), "vllm-serve"),
@@ -68,7 +74,7 @@ def _logical_lines(lines: list[str]) -> list[str]:
             m = _PROMPT.match(line.lstrip())
             if m:
                 line = line.lstrip()[m.end():]
-        buf.append(line.strip() if buf else line)
+        buf.append(_MORE.sub("", line.strip()) if buf else line)
         size += len(line)
         if not cont or size > _MAX_LOGICAL or len(buf) > 300:
             out.append(" ".join(buf))
@@ -161,7 +167,7 @@ def _shell_commands(logical: list[str]) -> list[Command]:
                 continue
             text = _command_text(line, m.start())
             rest = text[m.end() - m.start():]
-            tokens = _until_operator(tokenize(rest))
+            tokens = _until_operator(tokenize(rest, posix=not _WINDOWS_PATH.search(rest)))
             raw = " ".join(text.split())[:2000]
             if entrypoint == "docker":
                 cmd = _docker_command(raw, [t for t in tokens if t])
@@ -188,8 +194,12 @@ def _yaml_items(lines: list[str], start: int, indent: int) -> list[str]:
             break
         item = m.group("item").split(" #", 1)[0].strip()
         if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":
-            item = item[1:-1]
-        items.append(item)
+            items.append(item[1:-1])
+        elif item.startswith("-") and " " in item:
+            # `- --model Qwen/X`: one argv element in YAML, but meant as flag and value
+            items.extend(item.split(None, 1))
+        else:
+            items.append(item)
     return items
 
 
@@ -207,10 +217,7 @@ def _yaml_block(lines: list[str], start: int, indent: int) -> str:
 def _yaml_tokens(rest: str, lines: list[str], i: int, indent: int) -> list[str]:
     rest = rest.split(" #", 1)[0].strip()
     if not rest:
-        tokens: list[str] = []
-        for item in _yaml_items(lines, i + 1, indent):
-            tokens.extend(t for t in _until_operator(tokenize(item)) if t)
-        return tokens
+        return _yaml_items(lines, i + 1, indent)
     if rest[0] in ">|":
         return [t for t in _until_operator(tokenize(_yaml_block(lines, i + 1, indent))) if t]
     if rest[0] == "[":
@@ -263,34 +270,41 @@ def _compose_commands(lines: list[str]) -> list[Command]:
 
 # -- Python LLM(...) / EngineArgs(...) ------------------------------------------------------------
 
-def _call_source(text: str, open_paren: int) -> str | None:
-    """The text of a call from its `(` to the matching `)`, quote-aware; None when unclosed."""
-    depth = 0
+def _paren_matches(text: str, opens: list[int]) -> dict[int, int]:
+    """Closing index for each `(` in `opens`, quote-aware, in one pass over the windows after them."""
+    matches: dict[int, int] = {}
+    wanted = set(opens)
+    stack: list[int] = []
     quote: str | None = None
-    end = min(len(text), open_paren + _MAX_CALL)
-    i = open_paren
-    while i < end:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
+    pos = 0
+    for start in opens:
+        if start >= pos:  # a fresh window: forget the state of the previous one
+            pos, stack, quote = start, [], None
+        end = min(len(text), start + _MAX_CALL)
+        i = pos
+        while i < end:
+            c = text[i]
+            if quote:
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == quote or c == "\n":  # one-line strings; a stray apostrophe ends with its line
+                    quote = None
+            elif c in "'\"":
+                quote = c
+            elif c == "#":
+                nl = text.find("\n", i, end)
+                i = nl if nl != -1 else end
                 continue
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "#":
-            nl = text.find("\n", i)
-            i = nl if nl != -1 else end
-            continue
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return text[open_paren:i + 1]
-        i += 1
-    return None
+            elif c in "([{":
+                stack.append(i)
+            elif c in ")]}" and stack:
+                o = stack.pop()
+                if o in wanted:
+                    matches[o] = i
+            i += 1
+        pos = max(pos, end)
+    return matches
 
 
 def _literal(node: ast.AST, names: dict[str, Any]) -> tuple[bool, Any]:
@@ -329,12 +343,15 @@ def _python_commands(lines: list[str]) -> list[Command]:
         return []
     names = _assignments(lines)
     out: list[Command] = []
-    for m in _CALL.finditer(text):
+    calls = list(itertools.islice(_CALL.finditer(text), _MAX_CALLS))
+    closing = _paren_matches(text, [m.end() - 1 for m in calls])
+    for m in calls:
         if len(out) >= _MAX_COMMANDS:
             break
-        src = _call_source(text, m.end() - 1)
-        if src is None:
+        close = closing.get(m.end() - 1)
+        if close is None:
             continue
+        src = text[m.end() - 1:close + 1]
         try:
             tree = ast.parse("f" + src, mode="eval")
         except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -380,14 +397,14 @@ def extract_commands(body: str, lines: tuple[str, ...]) -> tuple[Command, ...]:
 
 def _literal_prefix(text: str, closer: str) -> Any:
     """literal_eval of a dict repr, or of its longest parseable prefix when the line was cut."""
-    text = text.strip()[:200_000]
+    text = text.strip()[:_MAX_REPR]
     try:
         return ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass
     # cut after the last complete `key: value` and close the dict
     cuts = [m.start() for m in re.finditer(r", '", text)]
-    for cut in reversed(cuts[-60:]):
+    for cut in reversed(cuts[-_MAX_CUTS:]):
         try:
             return ast.literal_eval(text[:cut] + closer)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -396,12 +413,12 @@ def _literal_prefix(text: str, closer: str) -> Any:
 
 
 def _namespace(text: str) -> dict[str, Any] | None:
-    src = text.strip()[:200_000]
+    src = text.strip()[:_MAX_REPR]
     tree = None
     try:
         tree = ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        for cut in reversed([m.start() for m in re.finditer(r", [a-z_]{1,80}=", src)][-80:]):
+        for cut in reversed([m.start() for m in re.finditer(r", [a-z_]", src)][-_MAX_CUTS:]):
             try:
                 tree = ast.parse(src[:cut] + ")", mode="eval")
                 break

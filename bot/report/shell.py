@@ -69,8 +69,10 @@ _INT = re.compile(r"[+-]?\d{1,30}")
 _FLOAT = re.compile(r"[+-]?(?:\d{1,30}\.\d{0,30}|\.\d{1,30})(?:[eE][+-]?\d{1,3})?|[+-]?\d{1,30}[eE][+-]?\d{1,3}")
 
 
-def tokenize(text: str) -> list[str | None]:
-    """Split like a POSIX shell, forgivingly; shell operators become `OPERATOR` (None)."""
+def tokenize(text: str, *, posix: bool = True) -> list[str | None]:
+    """Split like a POSIX shell, forgivingly; shell operators become `OPERATOR` (None).
+
+    `posix=False` keeps backslashes (Windows paths)."""
     tokens: list[str | None] = []
     cur: list[str] = []
     has_word = False
@@ -95,7 +97,7 @@ def tokenize(text: str) -> list[str | None]:
             cur.append(chunk.replace('\\"', '"') if c == '"' else chunk)
             has_word = True
             i = end + 1
-        elif c == "\\" and i + 1 < n:
+        elif c == "\\" and posix and i + 1 < n:
             cur.append(text[i + 1])
             has_word = True
             i += 2
@@ -149,11 +151,11 @@ def convert(value: str) -> Any:
 
 def flag_name(raw: str) -> str:
     """`--tensor-parallel-size` / `--tensor_parallel_size` / `-tp` → tensor_parallel_size."""
-    if raw.startswith("--"):
-        name = raw[2:].replace("-", "_")
-        return LONG_ALIASES.get(name, name)
-    name = raw[1:].replace("-", "_")
-    return SHORT_ALIASES.get(name, name)
+    long = raw.startswith("--")
+    name = raw.lstrip("-").replace("-", "_")
+    head, dot, rest = name.partition(".")
+    head = (LONG_ALIASES if long else SHORT_ALIASES).get(head, head)
+    return head + dot + rest
 
 
 def _set(flags: dict[str, Any], name: str, value: Any) -> None:

@@ -40,6 +40,7 @@ _ERROR_LINE = re.compile(
     r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
     r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
 )
+_CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")
 _VLLM_PATH = re.compile(r"(?:^|/)vllm/(?!tests/|benchmarks/|examples/|csrc/|docs/)")
 
 
@@ -59,6 +60,7 @@ class _Segment:
     message: list[str] = field(default_factory=list)
     line: int = 0
     ray: bool = False         # RayTaskError(Inner): a wrapper that names the inner type
+    indent: int = 0           # indentation of the exception line
 
 
 @dataclass
@@ -119,6 +121,7 @@ class _Extractor:
         self.consumed: set[int] = set()
         self.error_lines: list[str] = []
         self.anchor: int | None = None
+        self.in_fence = False
 
     # -- tracebacks -----------------------------------------------------------------------------
 
@@ -165,6 +168,8 @@ class _Extractor:
         stripped = text.strip()
         key = entry.stream
         tb = self.open.get(key)
+        if stripped.startswith(("```", "~~~")):
+            self.in_fence = not self.in_fence
         if self.anchor is None and any(a in stripped for a in ANCHORS):
             self.anchor = i
 
@@ -203,6 +208,7 @@ class _Extractor:
                 if parsed:
                     type_, msg, ray = parsed
                     tb.seg.type, tb.seg.line = type_, i
+                    tb.seg.indent = len(text) - len(text.lstrip())
                     tb.seg.message = [msg] if msg else []
                     tb.seg.ray = ray
                     tb.state, tb.gap = "message", 0
@@ -239,14 +245,16 @@ class _Extractor:
             return False
         if stripped.startswith(("```", "#", "$ ", "<", "root@", ">>>")) or any(a in stripped for a in ANCHORS):
             return False
+        after_colon = bool(seg.message) and seg.message[-1].endswith(":")
+        if not after_colon and _parse_exc_line(_strip_decor(stripped), lenient=False):
+            return False
         if entry.level is None and tb.level is None and entry.process is None:
-            # untagged text: a continuation is indented or short and follows an empty/open message
-            if _parse_exc_line(_strip_decor(stripped), lenient=False):
+            # untagged text: inside a code block, or indented under the exception line
+            if _ERROR_LINE.search(stripped[:1000]) and not after_colon:
                 return False
-            if not seg.message:
-                return True
-            return entry.text[:1] in (" ", "\t") or len(seg.message) < 3 and not stripped[:1].isupper()
-        return not _parse_exc_line(_strip_decor(stripped), lenient=False)
+            indent = len(entry.text) - len(entry.text.lstrip())
+            return not seg.message or after_colon or indent > seg.indent or (self.in_fence and indent >= seg.indent)
+        return True
 
     # -- lines outside tracebacks ------------------------------------------------------------------
 
@@ -326,6 +334,8 @@ def _mentions(log: tuple[LogLine, ...]) -> tuple[list[ExceptionInfo], list[Excep
             type_ = m.group("type")
             if not looks_like_type(type_) or short_type(type_).endswith("Warning"):
                 continue
+            if _CODE_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+                continue
             msg = (m.group("msg") or "").strip(" *`'\"“”.")
             exc = ExceptionInfo(type=type_, message=msg, source="mention", process=entry.process)
             (with_msg if msg else bare).append(exc)
@@ -339,10 +349,11 @@ def _order(found: list[_Found], title: str, cascade: bool, anchor: int | None) -
     # a full traceback is better evidence than a bare line of the same rank
     best = max((f.rank, f.exc.source == "traceback") for f in found)
     top = [f for f in found if (f.rank, f.exc.source == "traceback") == best]
-    if best[0] >= 2:
+    if best[0] >= 2 and title:
+        # the reporter named the error in the title: trust it among the non-wrappers
         title_low = title.lower()
-        named = [f for f in top if re.search(r"(?<![\w.])" + re.escape(short_type(f.exc.type).lower()) + r"(?!\w)",
-                                             title_low)]
+        named = [f for f in found if f.rank >= 2 and re.search(
+            r"(?<![\w.])" + re.escape(short_type(f.exc.type).lower()) + r"(?!\w)", title_low)]
         if named:
             top = named
     if cascade:
