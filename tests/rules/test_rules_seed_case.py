@@ -30,6 +30,7 @@ def test_seed_shape_end_to_end(rules):
     found = by_rule(rules.evaluate(rep))
     assert "pp-with-draft-model-without-pp" in found and "moe-marlin-unquantized" in found
     assert "pp-model-not-supported" not in found          # superseded by the specific rule
+    assert "pp-with-speculative-decoding" not in found
     pp = found["pp-with-draft-model-without-pp"]
     assert "speculative draft model" in pp.explanation and "not from your target model" in pp.explanation
     assert "`Qwen3_5MoeMTP`" in pp.explanation and "SupportsPP" in pp.explanation
