@@ -72,7 +72,7 @@ class Word:
 
 WORDS: tuple[Word, ...] = (
     Word("speculative-decoding", r"\bspec\w{0,12}\s*[-_ ]?decod\w*|\bspec[-_ ]?dec\b|\bspeculat\w*"),
-    Word("speculative-decoding", r"\b(eagle-?3?|medusa|mtp|draft model|ngram speculat\w*)\b", 1.0, 0.3),
+    Word("speculative-decoding", r"\b(eagle-?3?(?![-_]?\d+b)|medusa|mtp|draft model|ngram speculat\w*)\b", 1.0, 0.3),
     Word("pipeline-parallel", r"\bpipeline[-_ ]parallel\w*"),
     Word("pipeline-parallel", r"(?-i:\bPP\b)|\bpp\s*(=|>)\s*\d|\bpp\d\b", 1.0, 0.3),
     Word("tensor-parallel", r"\btensor[-_ ]parallel\w*|\btp[-_ ]?size\b"),
@@ -124,8 +124,9 @@ WORDS: tuple[Word, ...] = (
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\bbenchmark\w*", 1.0, 0.3),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
-                          r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|\bsm_?\d{2,3}\b|"
-                          r"\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|\bdoes not support bf(loat)?16\b"),
+                          r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|"
+                          r"\bsm_?(1[0-2]\d|[3-7]\d)\b|\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|"
+                          r"\bdoes not support bf(loat)?16\b"),
     Word("nvidia-compat", r"\bgb10\b|\bdgx spark\b|\bjetson\b|\bsm_?12[01]\b"),
     Word("nvidia-compat", r"\bblackwell\b|\brtx ?50[5-9]0\b|\brtx pro 6000\b|\bb200\b|\bgb200\b", 0.5, 0.3),
 )
