@@ -89,7 +89,17 @@ def section_spans(lines: list[str] | tuple[str, ...]) -> list[tuple[str, int, in
         current = (heading, i + 1)
     if current is not None:
         spans.append((current[0], current[1], len(lines)))
-    return spans
+    return spans or _bare_heading_spans(lines)
+
+
+def _bare_heading_spans(lines: list[str] | tuple[str, ...]) -> list[tuple[str, int, int]]:
+    """Issue text copied from the rendered page has lost its `### `: take whole lines that are template headings,
+    when at least two of them are present."""
+    found = [(line.strip(), i) for i, line in enumerate(lines)
+             if len(line) < 80 and line.strip() and is_template_heading(line.strip())]
+    if len(found) < 2:
+        return []
+    return [(h, i + 1, found[k + 1][1] if k + 1 < len(found) else len(lines)) for k, (h, i) in enumerate(found)]
 
 
 @lru_cache(maxsize=4)

@@ -129,12 +129,17 @@ def _version_after(line: str, pos: int) -> tuple[str, int, int] | None:
 
 
 def vllm_mentions(line: str) -> list[Mention]:
-    """Versions named next to the word vLLM: 'vLLM 0.6.3', 'vllm==0.5.4', 'vllm version: v0.9.2', 'vllm-0.6.1'."""
+    """Versions named next to the word vLLM: 'vLLM 0.6.3', 'vllm==0.5.4', 'vllm version: v0.9.2', 'vllm-0.6.1',
+    'VLLM_VERSION=0.8.5'."""
     out: list[Mention] = []
     low = line.lower()
     i = low.find("vllm")
     while i >= 0 and len(out) < 20:
-        if _is_vllm_word(low, i):
+        if low.startswith("_version", i + 4) and (i == 0 or not (low[i - 1].isalnum() or low[i - 1] == "_")):
+            hit = _version_after(line, i + 12)
+            if hit:
+                out.append(Mention(hit[0], hit[1], hit[2], True))
+        elif _is_vllm_word(low, i):
             hit = _version_after(line, i + 4)
             if hit:
                 out.append(Mention(hit[0], hit[1], hit[2], True))

@@ -234,6 +234,8 @@ def test_image_tags(text, version):
     ("[Bug]: crash", "The issue doesn't happen in vllm 0.8.5; it does in vllm 0.9.0.", "0.9.0"),
     ("[Bug]: 推理报错", "vllm版本：0.8.5.post1，显卡 4090", "0.8.5.post1"),
     ("[Bug]: crash", "环境：vllm 0.7.3", "0.7.3"),
+    ("[Bug]: crash", "docker build --build-arg VLLM_VERSION=0.8.5 .", "0.8.5"),
+    ("[Bug]: crash", "I am running vllm `0.8.5` on kubernetes", "0.8.5"),
     ("[Bug]: LMCache v0.3.1 crashes with vLLM", "", None),
     ("[Bug]: regression v0.10.2", "", "0.10.2"),
     ("[Bug]: crash", "this was fixed in v0.9.1 according to the changelog, but I am on vllm 0.9.0", "0.9.0"),

@@ -135,3 +135,18 @@ def test_description_drops_unanswered_fields():
 def test_hostile_bodies(body):
     sections = split_sections(body)
     description_text(body, sections)
+
+
+def test_rendered_page_text_without_hashes():
+    body = (
+        "Your current environment\n\nThe output of python collect_env.py\n\n"
+        "Your output of `python collect_env.py` here\n\n🐛 Describe the bug\n\nvllm serve fails with PP=4.\n"
+    )
+    sections = split_sections(body)
+    assert [s.heading for s in sections] == ["Your current environment", "🐛 Describe the bug"]
+    assert sections[0].empty
+    assert description_text(body, sections) == "vllm serve fails with PP=4."
+
+
+def test_one_bare_heading_like_line_is_not_a_section():
+    assert split_sections("Alternatives\n\nwe tried X") == ()
