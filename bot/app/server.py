@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -84,7 +86,8 @@ async def healthz(request: web.Request) -> web.Response:
     except Exception as e:
         return web.json_response({"ok": False, "error": repr(e)}, status=503)
     settings = request.app[SETTINGS]
-    return web.json_response({"ok": True, "mode": settings.mode, "deliveries": counts})
+    return web.json_response({"ok": True, "mode": settings.mode, "worker": request.app[WORKER].started,
+                              "deliveries": counts})
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -151,11 +154,21 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout))
         github = GitHub(settings, session) if settings.has_credentials else None
         app[SERVICE] = Service(settings, app[STORE], github=github, triage_fn=triage_fn, metrics=app[METRICS])
-        await app[SERVICE].start()
         app[WORKER] = Worker(settings, app[STORE], app[SERVICE])
-        app[WORKER].start()
+
+        async def start_worker() -> None:
+            # Deliveries are accepted while the rules load; the worker starts once they are ready.
+            await app[SERVICE].start()
+            app[WORKER].start()
+            log.info("worker started (%d concurrent deliveries)", settings.workers)
+
+        starting = asyncio.create_task(start_worker())
         log.info("vllm-triage serving in %s mode on %s:%s", settings.mode, settings.host, settings.port)
         yield
+        if not starting.done():
+            starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await starting
         await app[WORKER].stop()
         await session.close()
         await app[SERVICE].close()

@@ -23,9 +23,11 @@ from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
 from bot.app.settings import Settings, most_cautious
 from bot.app.store import IssueState, Store
 from bot.comment import render_comment
+from bot.dashboard.record import issue_meta, triage_detail
 from bot.decision import Candidate, Finding
 from bot.labels import topic_labels
 from bot.report import Report, parse
+from bot.rules import RuleSet
 from bot.triage import SimilarIssues, Triage, triage
 
 log = logging.getLogger("vllm_triage.service")
@@ -78,7 +80,7 @@ def adjust(result: Triage, config: RepoConfig) -> tuple[list[str], str | None]:
 def summary(result: Triage, labels: list[str], comment: str | None) -> dict[str, Any]:
     d = result.decision
     return {"labels": labels, "findings": [f.rule for f in d.findings], "needs_info": list(d.needs_info),
-            "duplicates": [c.number for c in d.duplicates], "comment": comment}
+            "duplicates": [c.number for c in d.duplicates], "comment": comment, **triage_detail(result)}
 
 
 class Service:
@@ -168,14 +170,17 @@ class Service:
         state = await self.store.issue_state(repo, number) or IssueState(repo=repo, number=number)
         if force:
             state = replace(state, comment_id=None)  # a maintainer asked: post again even if deleted
-        rejected = {f["target"] for f in await self.store.feedback(repo, number)
-                    if f["kind"] == "not-duplicate" and f["target"] is not None}
-        result = await self.core(self._triage, repo, issue, rejected, config.enabled("duplicates"))
+        feedback = await self.store.feedback(repo, number)
+        rejected = {f["target"] for f in feedback if f["kind"] == "not-duplicate" and f["target"] is not None}
+        # a rule a maintainer suppressed for this issue on the dashboard (feedback kind "suppress-rule:<id>")
+        suppressed = {f["kind"].split(":", 1)[1] for f in feedback if f["kind"].startswith("suppress-rule:")}
+        result = await self.core(self._triage, repo, issue, rejected, config.enabled("duplicates"), suppressed)
         labels, comment = adjust(result, config)
         existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
         the_plan = make_plan(topics=labels, comment=comment, current_labels=issue.labels, bot_comments=existing,
                              state=state, config=config, repo_labels=labels_in_repo)
         record = {**the_plan.as_dict(), "decision": summary(result, labels, comment),
+                  "issue": issue_meta(issue.title, issue.created_at, issue.url, issue.labels),
                   "config_errors": list(config.errors)}
         if mode != "live":
             await self.store.record_decision(delivery_id, repo, number, mode, reason, record, applied=False)
@@ -196,10 +201,14 @@ class Service:
                 self.metrics.inc("vllm_triage_actions_total", n, kind=kind)
         return record
 
-    def _triage(self, repo: str, issue: IssueView, rejected: set[int], duplicates: bool) -> Triage:  # core thread
+    def _triage(self, repo: str, issue: IssueView, rejected: set[int], duplicates: bool,
+                suppressed: set[str] = frozenset()) -> Triage:  # core thread
         index = self._index(repo)
         similar = (_Excluding(index, rejected) if rejected else index) if duplicates else None
-        result = self.triage_fn(issue.number, issue.title, issue.body, self._rules, similar)
+        rules = self._rules
+        if suppressed:
+            rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
+        result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar)
         index.add(issue.number, result.report, result.decision.findings, state=issue.state,
                   created_at=issue.created_at, url=issue.url)
         return result

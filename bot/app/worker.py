@@ -46,6 +46,10 @@ class Worker:
     def wake(self) -> None:
         self._wake.set()
 
+    @property
+    def started(self) -> bool:
+        return bool(self._tasks)
+
     def start(self) -> None:
         for i in range(max(1, self.settings.workers)):
             self._tasks.append(asyncio.create_task(self._loop(f"{self.instance}:{i}")))

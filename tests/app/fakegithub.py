@@ -24,6 +24,8 @@ from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bot.comment import MARKER
+
 APP_ID = 4242
 APP_SLUG = "vllm-triage-test"
 BOT_LOGIN = f"{APP_SLUG}[bot]"
@@ -82,7 +84,8 @@ class Repo:
     installation_id: int = 1
 
     def bot_comments(self, number: int) -> list[Comment]:
-        return [c for c in self.issues[number].comments if c.login == BOT_LOGIN]
+        """The App's triage comments (its login and the hidden marker)."""
+        return [c for c in self.issues[number].comments if c.login == BOT_LOGIN and MARKER in c.body]
 
 
 @dataclass
