@@ -1,4 +1,4 @@
-"""Log cleaning: ANSI codes, nested process tags, logger headers, compose prefixes, \\r.
+"""Log cleaning: ANSI codes, nested process tags, logger headers, compose/journald/timestamp prefixes, \\r.
 
 `clean_log` returns one `LogLine` per body line (same count and order as `body.splitlines()`), so
 an index into the log is an index into the body. Every pattern here is anchored at the start of the
@@ -43,6 +43,7 @@ _HEADER_OLD = re.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? "
     r"(?P<where>[\w.<>-]{1,200}:\d{1,7})\][ \t]?"
 )
+_SYSLOG = re.compile(r"[A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d [\w.-]{1,64} [\w./@-]{1,64}(?:\[\d{1,10}\])?:[ \t]?")
 _RANK = re.compile(r"\[rank\d{1,6}\]:[ \t]?")
 _ISO_TIME = re.compile(
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
@@ -94,6 +95,12 @@ def _clean_one(line: str, compose: frozenset[str]) -> LogLine:
                 continue
         if body.startswith("[rank"):
             m = _RANK.match(body)
+            if m:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+        if body[:1].isupper() and not stripped_any:
+            m = _SYSLOG.match(body)
             if m:
                 body = body[m.end():]
                 stripped_any = True

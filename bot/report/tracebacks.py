@@ -21,7 +21,12 @@ from bot.report.errors import (
 from bot.report.logs import LogLine
 from bot.report.model import ExceptionInfo, Frame, Traceback
 
-_FRAME = re.compile(r'File "(?P<file>[^"]{1,2000})", line (?P<line>\d{1,9})(?:, in (?P<func>\S.{0,300}))?')
+_FRAME = re.compile(
+    r'File ["“](?P<file>[^"“”]{1,2000})["”], line (?P<line>\d{1,9})(?:, in (?P<func>\S.{0,300}))?'
+    # IPython 8: File /path/to/file.py:1161, in inner(*args, **kwargs)
+    r"|File (?P<ipy_file>[^\s,]{1,2000}\.pyx?):(?P<ipy_line>\d{1,9}), in (?P<ipy_func>[\w<>.]{1,300})"
+)
+_IPYTHON_START = re.compile(r"[A-Za-z_][\w.]{0,200}[ \t]{2,}Traceback \(most recent call last\)")
 _CHAIN = (
     "During handling of the above exception, another exception occurred",
     "The above exception was the direct cause of the following exception",
@@ -173,8 +178,8 @@ class _Extractor:
         if self.anchor is None and any(a in stripped for a in ANCHORS):
             self.anchor = i
 
-        if stripped.startswith("Traceback (most recent call last)") or stripped.lstrip(_DECOR).startswith(
-                "Traceback (most recent call last)"):
+        if stripped.lstrip(_DECOR).startswith("Traceback (most recent call last)") or (
+                "Traceback (most recent" in stripped and _IPYTHON_START.match(stripped)):
             if tb is not None and tb.state == "chain":
                 tb.state, tb.gap = "frames", 0
             else:
@@ -183,15 +188,17 @@ class _Extractor:
             self.consumed.add(i)
             return
 
-        frame = _FRAME.search(stripped) if 'File "' in stripped else None
-        if frame and stripped.lstrip(_DECOR).startswith("File "):
+        frame = _FRAME.match(stripped.lstrip(_DECOR)) if stripped.lstrip(_DECOR).startswith("File ") else None
+        if frame:
             if tb is None or tb.state not in ("frames", "chain"):
                 self._finish(key)
                 tb = self._start(key, entry, i)
             tb.state, tb.gap = "frames", 0
+            file = frame.group("file") or frame.group("ipy_file")
             tb.seg.frames.append(Frame(
-                file=frame.group("file"), line=int(frame.group("line")),
-                function=(frame.group("func") or "").strip() or None, is_vllm=is_vllm_file(frame.group("file")),
+                file=file, line=int(frame.group("line") or frame.group("ipy_line")),
+                function=(frame.group("func") or frame.group("ipy_func") or "").strip() or None,
+                is_vllm=is_vllm_file(file),
             ))
             self.consumed.add(i)
             return

@@ -81,3 +81,8 @@ def test_a_pipe_in_prose_is_not_a_compose_prefix():
 @pytest.mark.parametrize("line", ["", "   ", "(", "(pid=", "INFO", "[rank", "2025-01-01T"])
 def test_fragments_do_not_break(line):
     assert len(clean_log(line)) == len(line.splitlines())
+
+
+def test_journald_prefix():
+    e = one("Aug 17 18:42:18 gpu-host vllm[8052]: (APIServer pid=8052) RuntimeError: boom")
+    assert (e.text, e.process) == ("RuntimeError: boom", "APIServer")

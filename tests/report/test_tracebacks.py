@@ -191,3 +191,33 @@ def test_undefined_symbol_import_error_line():
     _, exc, _ = errors("ImportError: /opt/venv/lib/python3.10/site-packages/vllm/_C.abi3.so: undefined symbol: "
                        "_ZN3c104cuda9SetDeviceEi")
     assert exc[-1].type == "ImportError" and "undefined symbol" in exc[-1].message
+
+
+def test_curly_quoted_frames_and_lost_indentation():
+    text = """(EngineCore_DP0 pid=59) ERROR 10-15 08:32:29 [core.py:708] Traceback (most recent call last):
+(EngineCore_DP0 pid=59) ERROR 10-15 08:32:29 [core.py:708] File “/x/vllm/v1/engine/core.py”, line 699, in run_engine
+(EngineCore_DP0 pid=59) ERROR 10-15 08:32:29 [core.py:708] engine_core = EngineCoreProc(*args, **kwargs)
+(EngineCore_DP0 pid=59) ERROR 10-15 08:32:29 [core.py:708] ValueError: No available memory for the cache blocks."""
+    tracebacks, exceptions, _ = errors(text)
+    assert tracebacks[0].final.frames[0].function == "run_engine"
+    assert tracebacks[0].final.frames[0].is_vllm
+    assert exceptions[-1].first_line == "No available memory for the cache blocks."
+
+
+def test_ipython_traceback():
+    text = """---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+Cell In[3], line 4
+----> 4 llm = LLM(model="Qwen/Qwen2.5-1.5B-Instruct")
+
+File /usr/local/lib/python3.11/dist-packages/vllm/entrypoints/llm.py:243, in LLM.__init__(self, model)
+    241 self.llm_engine = LLMEngine.from_engine_args(engine_args)
+
+File /usr/local/lib/python3.11/dist-packages/vllm/v1/engine/core_client.py:480, in MPClient.__init__(self)
+    479 if not sync_input_socket.poll(timeout=600_000):
+--> 480     raise RuntimeError("Engine core initialization failed. See root cause above.")
+
+RuntimeError: Engine core initialization failed. See root cause above."""
+    tracebacks, exceptions, _ = errors(text)
+    assert [f.function for f in tracebacks[0].final.frames] == ["LLM.__init__", "MPClient.__init__"]
+    assert exceptions[-1].type == "RuntimeError"
