@@ -9,17 +9,17 @@ outside the template, so the bot can find (and later edit) its own comment.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot import neutralise as nz
 from bot.decision import Candidate, Finding
+from bot.paths import templates_dir
 from bot.report.model import Report
 
 MARKER = "<!-- vllm-triage:comment -->"
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = templates_dir()
 TEMPLATE = "comment.md.j2"
 MIN_CONFIDENCE = 0.5          # findings below this are shown to maintainers only, never commented
 MAX_FINDINGS = 3

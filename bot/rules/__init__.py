@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from bot.decision import Evidence, Finding
+from bot.paths import rules_dir
 from bot.report.model import Report
 from bot.rules.errors import RuleError
 from bot.rules.prefilter import Prefilter
@@ -22,7 +23,7 @@ from bot.rules.versions import is_unordered_dev_build, parse_version
 
 __all__ = ["DEFAULT_RULES_DIR", "Rule", "RuleError", "RuleSet", "load_rules", "load_rule_file"]
 
-DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent.parent / "rules"
+DEFAULT_RULES_DIR = rules_dir()
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 1_000_000
 
