@@ -1,0 +1,15 @@
+"""The maintainers' dashboard: overview, queue, issue pages, the error catalog and the replay's HTML report.
+
+`setup_dashboard(app, settings)` registers every route on the App's aiohttp application; it is imported lazily so
+that the service can import `bot.dashboard.record` without pulling in the web layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def setup_dashboard(app: Any, settings: Any, **kwargs: Any) -> None:
+    from bot.dashboard.routes import setup
+
+    setup(app, settings, **kwargs)
