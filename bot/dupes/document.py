@@ -45,7 +45,7 @@ _FLAG_OFF = (None, False, 0, 1, "", "auto", "none", "None", "false", "False")
 
 @dataclass(frozen=True)
 class IssueDoc:
-    vector: dict[str, float] = field(hash=False)      # term -> BM25F pseudo term frequency
+    vector: dict[str, float] = field(hash=False)      # term -> saturated BM25F term weight
     signatures: tuple[Signature, ...] = ()
     rules: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()                        # notable flags set, snake_case
@@ -96,8 +96,12 @@ def field_tokens(report: Report) -> dict[str, list[str]]:
     }
 
 
+K1 = 1.2
+
+
 def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:
-    """Σ_f weight_f · tf_f / (1 − b_f + b_f · len_f / ref_f), per term."""
+    """Per term, the BM25F pseudo frequency tf~ = Σ_f weight_f · tf_f / (1 − b_f + b_f · len_f / ref_f),
+    saturated as tf~ · (k1 + 1) / (tf~ + k1): BM25 is then a plain idf-weighted dot product."""
     vector: dict[str, float] = {}
     for name, toks in fields.items():
         if not toks:
@@ -106,7 +110,7 @@ def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:
         norm = spec.weight / (1.0 - spec.b + spec.b * len(toks) / spec.ref_len)
         for term, tf in Counter(toks).items():
             vector[term] = vector.get(term, 0.0) + tf * norm
-    return {t: round(w, 4) for t, w in vector.items()}
+    return {t: round(w * (K1 + 1.0) / (w + K1), 4) for t, w in vector.items()}
 
 
 def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.decision import Candidate, Finding
@@ -28,16 +28,15 @@ from bot.dupes.scoring import (
     contributions,
     idf,
     reason,
-    saturate,
     self_score,
 )
 from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
 from bot.report.model import Report
 
-POSTINGS_BUDGET = 6000     # postings read per query in stage 1, whatever the size of the history
-MAX_QUERY_TERMS = 48       # rarest query terms used to find candidates
-RESCORE = 40               # candidates scored exactly in stage 2 (besides the exact-key ones)
-MAX_KEY_CANDIDATES = 40
+POSTINGS_BUDGET = 2000     # postings read per query in stage 1, whatever the size of the history
+MAX_QUERY_TERMS = 32       # rarest query terms used to find candidates
+RESCORE = 24               # candidates scored exactly in stage 2 (besides the exact-key ones)
+MAX_KEY_CANDIDATES = 24
 
 
 @dataclass(frozen=True)
@@ -96,18 +95,21 @@ class DuplicateIndex:
         """Linked candidates, best first; with near_misses, also the best pairs that stayed below the threshold.
 
         `before` = (created_at, number): only issues created earlier count (a replay over a full index)."""
-        pairs = self.candidates(doc, exclude=exclude)
+        pairs, idfs = self._rank(doc, exclude)
         if before is not None:
             pairs = [(m, i) for m, i in pairs if (i.created_at, i.number) < before]
         results = [(combine(m, self.policy), m, i) for m, i in pairs]
         results.sort(key=lambda r: (r[0], r[2].number), reverse=True)
-        return self._finish(results, exclude, limit, near_misses)
+        return self._finish(doc, idfs, results, exclude, limit, near_misses)
 
     def candidates(self, doc: IssueDoc, *, exclude: int | None = None) -> list[tuple[Match, StoredIssue]]:
         """Every pair scored exactly in stage 2, unsorted and not yet thresholded."""
+        return self._rank(doc, exclude)[0]
+
+    def _rank(self, doc: IssueDoc, exclude: int | None) -> tuple[list[tuple[Match, StoredIssue]], dict[str, float]]:
         n = self.store.count()
         if n == 0 or (not doc.vector and not doc.keys):
-            return []
+            return [], {}
         dfs = self.store.df(list(doc.vector))
         idfs = {t: idf(dfs.get(t, 1), n) for t in doc.vector}
         norm = self_score(doc.vector, idfs)
@@ -128,8 +130,8 @@ class DuplicateIndex:
         for issue in stored.values():
             other = doc_from_meta(issue.vector, issue.meta)
             text = bm25(doc.vector, issue.vector, idfs) / norm if norm > 0 else 0.0
-            out.append((compare(doc, other, min(text, 1.0), contributions(doc.vector, issue.vector, idfs)), issue))
-        return out
+            out.append((compare(doc, other, min(text, 1.0)), issue))
+        return out, idfs
 
     def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float]) -> dict[int, float]:
         present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
@@ -141,13 +143,17 @@ class DuplicateIndex:
             budget -= dfs[term]
             chosen.append(term)
         acc: dict[int, float] = {}
-        qsat = {t: idfs[t] * saturate(doc.vector[t]) for t in chosen}
+        qw = {t: idfs[t] * doc.vector[t] for t in chosen}
+        get = acc.get
         for term, number, w in self.store.postings(chosen):
-            acc[number] = acc.get(number, 0.0) + qsat[term] * saturate(w)
+            acc[number] = get(number, 0.0) + qw[term] * w
         return acc
 
-    def _finish(self, results: list[tuple[float, Match, StoredIssue]], exclude: int | None, limit: int,
-                near_misses: bool) -> list[Scored]:
+    def _finish(self, doc: IssueDoc, idfs: dict[str, float], results: list[tuple[float, Match, StoredIssue]],
+                exclude: int | None, limit: int, near_misses: bool) -> list[Scored]:
+        def explained(match: Match, issue: StoredIssue) -> Match:
+            return replace(match, shared_terms=contributions(doc.vector, issue.vector, idfs))
+
         threshold = self.policy.threshold
         linked = [(s, m, i) for s, m, i in results if s >= threshold]
         targets = {i.duplicate_of for _, _, i in linked if i.duplicate_of and i.duplicate_of != exclude}
@@ -155,6 +161,7 @@ class DuplicateIndex:
         out: list[Scored] = []
         seen: set[int] = set()
         for score, match, issue in linked:
+            match = explained(match, issue)
             via = None
             if issue.duplicate_of in target_issues:
                 via, issue = issue.number, target_issues[issue.duplicate_of]
@@ -169,6 +176,7 @@ class DuplicateIndex:
         if near_misses:
             for score, match, issue in results:
                 if score < threshold and len(out) < limit + 3:
+                    match = explained(match, issue)
                     out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
                                                 title=issue.title, state=issue.state, url=issue.url), match, False))
         return out

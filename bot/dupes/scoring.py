@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from bot.dupes.document import FLAG_PREFIX, IssueDoc
 from bot.dupes.signature import Signature
 
-K1 = 1.2
-
-
 
 @dataclass(frozen=True)
 class Policy:
@@ -40,24 +37,21 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def saturate(w: float) -> float:
-    return w * (K1 + 1.0) / (w + K1)
-
-
 def bm25(query: Mapping[str, float], doc: Mapping[str, float], idfs: Mapping[str, float]) -> float:
+    """BM25 of two saturated weight vectors (see document.bm25f_vector): Σ idf(t) · q(t) · d(t)."""
     if len(doc) < len(query):
-        return sum(idfs.get(t, 0.0) * saturate(query[t]) * saturate(w) for t, w in doc.items() if t in query)
-    return sum(idfs.get(t, 0.0) * saturate(w) * saturate(doc[t]) for t, w in query.items() if t in doc)
+        query, doc = doc, query
+    return sum(idfs.get(t, 0.0) * w * doc[t] for t, w in query.items() if t in doc)
 
 
 def self_score(query: Mapping[str, float], idfs: Mapping[str, float]) -> float:
-    return sum(idfs.get(t, 0.0) * saturate(w) ** 2 for t, w in query.items())
+    return sum(idfs.get(t, 0.0) * w * w for t, w in query.items())
 
 
 def contributions(query: Mapping[str, float], doc: Mapping[str, float], idfs: Mapping[str, float],
                   limit: int = 4) -> tuple[str, ...]:
     """The shared words that weigh most, for the reason."""
-    scored = sorted(((idfs.get(t, 0.0) * saturate(w) * saturate(doc[t]), t) for t, w in query.items()
+    scored = sorted(((idfs.get(t, 0.0) * w * doc[t], t) for t, w in query.items()
                      if t in doc and not t.startswith(FLAG_PREFIX)), reverse=True)
     return tuple(t for _, t in scored[:limit])
 

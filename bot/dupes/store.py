@@ -7,7 +7,6 @@ the same `Store` protocol with the same four tables.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections import Counter
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KEY_LIMIT = 50          # issues remembered per key at query time, newest first
 
 
@@ -122,19 +121,14 @@ class MemoryStore:
         return None
 
 
-def term_id(term: str) -> int:
-    """A stable signed 64-bit id for a term, so postings rows hold an integer, not the string."""
-    return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
-
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS issues (
     number INTEGER PRIMARY KEY, title TEXT NOT NULL, state TEXT NOT NULL, url TEXT, created_at TEXT NOT NULL,
     duplicate_of INTEGER, vector TEXT NOT NULL, meta TEXT NOT NULL, keys TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS terms (tid INTEGER PRIMARY KEY, df INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS postings (tid INTEGER NOT NULL, number INTEGER NOT NULL, w REAL NOT NULL,
-    PRIMARY KEY (tid, number)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS postings (term TEXT NOT NULL, number INTEGER NOT NULL, w REAL NOT NULL,
+    PRIMARY KEY (term, number)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS keys (key TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (key, number)) WITHOUT ROWID;
 """
 _CHUNK = 500              # host parameters per IN (...) list
@@ -186,44 +180,44 @@ class SqliteStore:
     def _exists(self, number: int) -> bool:
         return self._db.execute("SELECT 1 FROM issues WHERE number=?", (number,)).fetchone() is not None
 
-    def _write(self, issues: list[StoredIssue]) -> None:
+    def _write(self, issues: list[StoredIssue], fresh: bool = False) -> None:
+        """Write issues; `fresh` = known not to be in the table yet (a batch checked on put)."""
         db = self._db
-        df: Counter[int] = Counter()
-        postings: list[tuple[int, int, float]] = []
+        df: Counter[str] = Counter()
+        postings: list[tuple[str, int, float]] = []
         keys: list[tuple[str, int]] = []
         rows = []
         for issue in issues:
-            old = db.execute("SELECT vector, keys FROM issues WHERE number=?", (issue.number,)).fetchone()
+            old = None if fresh else db.execute("SELECT vector, keys FROM issues WHERE number=?",
+                                                (issue.number,)).fetchone()
             if old is not None:
                 self._unindex(issue.number, json.loads(old[0]), json.loads(old[1]))
             elif not self._batching:
                 self._count += 1
-            for term, w in issue.vector.items():
-                tid = term_id(term)
-                df[tid] += 1
-                postings.append((tid, issue.number, w))
-            keys.extend((k, issue.number) for k in issue.keys)
-            rows.append((issue.number, issue.title, issue.state, issue.url, issue.created_at, issue.duplicate_of,
+            number = issue.number
+            df.update(issue.vector.keys())
+            postings.extend((term, number, w) for term, w in issue.vector.items())
+            keys.extend((k, number) for k in issue.keys)
+            rows.append((number, issue.title, issue.state, issue.url, issue.created_at, issue.duplicate_of,
                          json.dumps(issue.vector, separators=(",", ":")),
                          json.dumps(issue.meta, separators=(",", ":")), json.dumps(list(issue.keys))))
-        postings.sort()
         db.executemany("INSERT OR REPLACE INTO issues VALUES (?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("INSERT INTO postings VALUES (?,?,?)", postings)
-        db.executemany("INSERT INTO terms VALUES (?,?) ON CONFLICT(tid) DO UPDATE SET df = df + excluded.df",
-                       sorted(df.items()))
+        db.executemany("INSERT INTO terms VALUES (?,?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+                       df.items())
         db.executemany("INSERT OR IGNORE INTO keys VALUES (?,?)", keys)
 
     def _unindex(self, number: int, vector: dict[str, float], keys: list[str]) -> None:
-        tids = [(term_id(t),) for t in vector]
-        self._db.executemany("UPDATE terms SET df = df - 1 WHERE tid = ?", tids)
-        self._db.executemany("DELETE FROM postings WHERE tid = ? AND number = ?", [(t, number) for (t,) in tids])
+        terms = [(t,) for t in vector]
+        self._db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", terms)
+        self._db.executemany("DELETE FROM postings WHERE term = ? AND number = ?", [(t, number) for (t,) in terms])
         self._db.executemany("DELETE FROM keys WHERE key = ? AND number = ?", [(k, number) for k in keys])
 
     def _flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
             self._pending_numbers = set()
-            self._write(pending)
+            self._write(pending, fresh=True)
 
     def set_duplicate_of(self, number: int, target: int | None) -> None:
         self._flush()
@@ -269,23 +263,19 @@ class SqliteStore:
 
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         self._flush()
-        by_id = {term_id(t): t for t in terms}
         out = {}
-        for chunk in self._chunks(list(by_id)):
+        for chunk in self._chunks(list(terms)):
             marks = ",".join("?" * len(chunk))
-            for tid, df in self._db.execute(f"SELECT tid, df FROM terms WHERE tid IN ({marks})", tuple(chunk)):
+            for term, df in self._db.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", tuple(chunk)):
                 if df > 0:
-                    out[by_id[tid]] = df
+                    out[term] = df
         return out
 
     def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
         self._flush()
-        by_id = {term_id(t): t for t in terms}
-        for chunk in self._chunks(list(by_id)):
+        for chunk in self._chunks(list(terms)):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT tid, number, w FROM postings WHERE tid IN ({marks})"
-            for tid, number, w in self._db.execute(sql, tuple(chunk)):
-                yield by_id[tid], number, w
+            yield from self._db.execute(f"SELECT term, number, w FROM postings WHERE term IN ({marks})", tuple(chunk))
 
     def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
         self._flush()

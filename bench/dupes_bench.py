@@ -1,0 +1,163 @@
+"""Benchmark of the duplicate index on the synthetic corpus (bench/corpus.py).
+
+    .venv/bin/python -m bench.dupes_bench [--sizes 10000 100000] [--stores memory sqlite] [--queries 1000]
+
+1. The corpus of each size is generated from the seed and parsed once; the per-issue documents are written
+   to a temporary pickle stream (parse and document build are timed here).
+2. For each store and size a fresh process reads that stream and builds the index in one batch
+   (`index.batch()` + `add_doc`), then runs the queries: new issues generated after the corpus, each timed
+   through `search_doc(build_doc(report))`, i.e. everything `search()` does after parsing.
+   Peak RSS is that process's own (getrusage), so it covers the store plus the query reports.
+Build rate = issues / (document build + store insert). Cost growth = p99 at the largest size / p99 at the
+smallest. Planted duplicates (same catalogue failure) give a sanity check of the links.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.corpus import Generator
+from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes.document import build_doc
+from bot.report import parse
+
+
+def prepare(size: int, queries: int, seed: int, workdir: Path) -> dict:
+    """Generate, parse and turn the corpus into documents; write them and the query reports to workdir."""
+    gen = Generator(seed)
+    parse_s = doc_s = 0.0
+    failures: dict[int, str | None] = {}
+    with open(workdir / f"docs-{size}.pickle", "wb") as f:
+        for issue in gen.issues(size):
+            t0 = time.perf_counter()
+            report = parse(issue["title"], issue["body"])
+            t1 = time.perf_counter()
+            doc = build_doc(report)
+            t2 = time.perf_counter()
+            parse_s += t1 - t0
+            doc_s += t2 - t1
+            failures[issue["number"]] = issue["synthetic"]["failure"]
+            pickle.dump((issue["number"], issue["title"], issue["state"], issue["created_at"], doc), f)
+    query_reports = []
+    for issue in gen.issues(queries, start=size + 1, failure_share=0.6):
+        query_reports.append((issue["number"], issue["synthetic"]["failure"],
+                              parse(issue["title"], issue["body"])))
+    with open(workdir / f"queries-{size}.pickle", "wb") as f:
+        pickle.dump({"queries": query_reports, "failures": failures}, f)
+    return {"size": size, "parse_per_s": size / parse_s, "doc_per_s": size / doc_s, "doc_seconds": doc_s}
+
+
+def run_child(store_kind: str, size: int, workdir: Path, doc_seconds: float) -> dict:
+    path = workdir / f"index-{size}.sqlite3"
+    if path.exists():
+        path.unlink()
+    store = MemoryStore() if store_kind == "memory" else SqliteStore(path)
+    index = DuplicateIndex(store)
+    insert_s = 0.0
+    with open(workdir / f"docs-{size}.pickle", "rb") as f, index.batch():
+        while True:
+            try:
+                number, title, state, created, doc = pickle.load(f)
+            except EOFError:
+                break
+            t0 = time.perf_counter()
+            index.add_doc(number, doc, title=title, state=state, created_at=created)
+            insert_s += time.perf_counter() - t0
+    with open(workdir / f"queries-{size}.pickle", "rb") as f:
+        data = pickle.load(f)
+    failures = data["failures"]
+    latencies = []
+    planted = linked = correct = links = 0
+    for number, failure, report in data["queries"]:
+        t0 = time.perf_counter()
+        found = index.search_doc(build_doc(report), exclude=number)
+        latencies.append(time.perf_counter() - t0)
+        if failure is not None:
+            planted += 1
+            linked += bool(found)
+        links += len(found)
+        correct += sum(1 for s in found if failure is not None and failures.get(s.candidate.number) == failure)
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000
+
+    disk = path.stat().st_size + sum(p.stat().st_size for p in workdir.glob(f"index-{size}.sqlite3-*")) \
+        if store_kind == "sqlite" else 0
+    index.close()
+    return {
+        "store": store_kind, "size": size, "build_per_s": size / (doc_seconds + insert_s),
+        "insert_per_s": size / insert_s, "p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99),
+        "max_ms": latencies[-1] * 1000, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "disk_mb": disk / 2**20, "planted_linked": linked / planted if planted else None,
+        "link_precision": correct / links if links else None, "queries": len(latencies),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--stores", nargs="+", default=["memory", "sqlite"], choices=["memory", "sqlite"])
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--child", nargs=4, metavar=("STORE", "SIZE", "WORKDIR", "DOC_SECONDS"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        store, size, workdir, doc_s = a.child
+        print(json.dumps(run_child(store, int(size), Path(workdir), float(doc_s))))
+        return
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="dupes-bench-") as tmp:
+        workdir = Path(tmp)
+        prepared = {}
+        for size in a.sizes:
+            prepared[size] = prepare(size, a.queries, a.seed, workdir)
+            p = prepared[size]
+            print(f"corpus {size}: parse {p['parse_per_s']:.0f} issues/s, document {p['doc_per_s']:.0f} issues/s",
+                  file=sys.stderr)
+        for store in a.stores:
+            for size in a.sizes:
+                out = subprocess.run([sys.executable, "-m", "bench.dupes_bench", "--child", store, str(size), tmp,
+                                      str(prepared[size]["doc_seconds"])], check=True, capture_output=True,
+                                     text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+                row = json.loads(out.stdout.strip().splitlines()[-1])
+                row["parse_per_s"] = prepared[size]["parse_per_s"]
+                results.append(row)
+                print(f"  {store:6s} {size:>7d}: build {row['build_per_s']:.0f}/s, p99 {row['p99_ms']:.2f} ms",
+                      file=sys.stderr)
+    print(table(results))
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=2))
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| store | issues | build (issues/s) | query p50 / p95 / p99 (ms) | peak RSS (MB) | disk (MB) | "
+             "planted dups linked | link precision |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['store']} | {r['size']:,} | {r['build_per_s']:,.0f} | {r['p50_ms']:.2f} / "
+                     f"{r['p95_ms']:.2f} / {r['p99_ms']:.2f} | {r['peak_rss_mb']:.0f} | {r['disk_mb']:.0f} | "
+                     f"{r['planted_linked']:.2f} | {r['link_precision']:.2f} |")
+    by_store: dict[str, list[dict]] = {}
+    for r in rows:
+        by_store.setdefault(r["store"], []).append(r)
+    for store, rs in by_store.items():
+        rs.sort(key=lambda r: r["size"])
+        if len(rs) > 1:
+            lines.append(f"\n{store}: p99 growth {rs[0]['size']:,} -> {rs[-1]['size']:,} issues: "
+                         f"{rs[-1]['p99_ms'] / rs[0]['p99_ms']:.2f}x")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
