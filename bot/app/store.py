@@ -182,10 +182,31 @@ class Store(Protocol):
     async def installations(self) -> list[dict[str, Any]]: ...
     async def set_config_errors(self, repo: str, errors: list[str]) -> None: ...
     async def config_errors(self) -> dict[str, list[str]]: ...
+    # read side of the dashboard (bot/dashboard): whole-table reads, aggregated in Python
+    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
+                               limit: int = 10000) -> list[DecisionRecord]: ...
+    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]: ...
+    async def issue_states(self, repo: str | None = None) -> list[IssueState]: ...
+    async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]: ...
 
 
 def _issue_key(repo: str | None, number: int | None) -> str | None:
     return f"{repo}#{number}" if repo and number is not None else None
+
+
+def _decision(r: sqlite3.Row) -> DecisionRecord:
+    return DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
+                          mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
+                          applied=bool(r["applied"]), created_at=r["created_at"])
+
+
+def _issue_state(row: sqlite3.Row) -> IssueState:
+    return IssueState(repo=row["repo"], number=row["number"], labels_added=json.loads(row["labels_added"]),
+                      labels_pending=json.loads(row["labels_pending"]),
+                      labels_suppressed=json.loads(row["labels_suppressed"]),
+                      comment_id=row["comment_id"], comment_sha=row["comment_sha"],
+                      last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
+                      state=row["state"])
 
 
 def _delivery(row: sqlite3.Row) -> Delivery:
@@ -457,6 +478,39 @@ class SqliteStore:
 
     async def config_errors(self) -> dict[str, list[str]]:
         return {r["repo"]: json.loads(r["errors"]) for r in self._db.execute("SELECT * FROM config_errors")}
+
+    # -- dashboard reads (plain SQL, no SQLite-only functions) -------------------------------------------
+
+    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
+                               limit: int = 10000) -> list[DecisionRecord]:
+        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
+        where, params = [], []
+        if repo is not None:
+            where.append("repo = ?")
+            params.append(repo)
+        latest = "SELECT MAX(id) AS id FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
+        sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
+        if since is not None:
+            sql += " WHERE d.created_at >= ?"
+            params.append(since)
+        rows = self._db.execute(sql + " ORDER BY d.id DESC LIMIT ?", (*params, limit))
+        return [_decision(r) for r in rows]
+
+    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
+        rows = (self._db.execute(sql + " WHERE repo = ? ORDER BY id", (repo,)) if repo is not None
+                else self._db.execute(sql + " ORDER BY id"))
+        return [dict(r) for r in rows]
+
+    async def issue_states(self, repo: str | None = None) -> list[IssueState]:
+        rows = (self._db.execute("SELECT * FROM issue_state WHERE repo = ?", (repo,)) if repo is not None
+                else self._db.execute("SELECT * FROM issue_state"))
+        return [_issue_state(r) for r in rows]
+
+    async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
+        rows = self._db.execute("SELECT * FROM deliveries WHERE issue_key = ? ORDER BY received_at DESC LIMIT ?",
+                                (_issue_key(repo, number), limit))
+        return [_delivery(r) for r in rows]
 
 
 def open_store(settings_path: str) -> SqliteStore:
