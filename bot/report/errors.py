@@ -24,7 +24,8 @@ KNOWN_TYPES = frozenset({
     "StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "SystemExit", "GeneratorExit",
     "HarmonyError", "NotImplementedError", "BackendCompilerFailed", "InductorError", "OutOfResources",
     "Unsupported", "CancelledError", "EngineDeadError", "ProcessRaisedException", "ValidationError",
-    "JSONDecodeError", "UnpicklingError", "CompilationError", "TorchRuntimeError",
+    "JSONDecodeError", "UnpicklingError", "CompilationError", "TorchRuntimeError", "ExceptionGroup",
+    "BaseExceptionGroup",
 })
 _SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt", "Failed", "Failure")
 _NOT_TYPES = frozenset({"Error", "Warning", "Note", "Hint", "Failed", "Failure", "Exit", "Interrupt"})

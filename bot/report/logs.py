@@ -52,6 +52,9 @@ _COMPOSE = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,63})[ \t]+\|[ \t]?")
 _REPEATED = re.compile(r"[ \t]*\[repeated \d{1,9}x across cluster\][ \t]*$")
 _QUOTE = re.compile(r"(?:>[ \t]?){1,8}(?=\S)")
 
+# the gutter of an ExceptionGroup traceback: `  + Exception Group Traceback …`, `  | File …`, `    | ValueError: …`
+_GUTTER = re.compile(r"[ \t]{0,40}[|+](?:[ \t]|$)")
+
 _MAX_STRIPS = 12
 
 
@@ -68,7 +71,7 @@ def _compose_names(raw_lines: list[str]) -> frozenset[str]:
     )
 
 
-def _clean_one(line: str, compose: frozenset[str]) -> LogLine:
+def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogLine:
     if "\x1b" in line or "[" in line:
         line = _ANSI.sub("", line) if ("\x1b" in line or "m" in line) else line
     rest = line
@@ -96,6 +99,8 @@ def _clean_one(line: str, compose: frozenset[str]) -> LogLine:
         if body.startswith("[rank"):
             m = _RANK.match(body)
             if m:
+                if not tags:  # torchrun's per-rank prefix separates interleaved ranks like a process tag
+                    tags.append((m.group(0).strip(" \t:[]"), None))
                 body = body[m.end():]
                 stripped_any = True
                 continue
@@ -123,6 +128,11 @@ def _clean_one(line: str, compose: frozenset[str]) -> LogLine:
                 body = body[m.end():]
                 stripped_any = True
                 continue
+        if groups and body[:1] in " \t|+":
+            m = _GUTTER.match(body)
+            if m:
+                body = body[m.end():]
+                stripped_any = True
         break
     text = body if stripped_any else line
     if text.endswith("cluster]"):
@@ -138,4 +148,5 @@ def clean_log(body: str) -> tuple[LogLine, ...]:
     raw_lines = body.splitlines()
     compose = _compose_names(raw_lines) if "|" in body else frozenset()
     # splitlines() already breaks on "\r", so "\r\n"-joined logger continuations come out clean.
-    return tuple(_clean_one(raw, compose) for raw in raw_lines)
+    groups = "Exception Group Traceback" in body
+    return tuple(_clean_one(raw, compose, groups) for raw in raw_lines)

@@ -178,7 +178,7 @@ class _Extractor:
         if self.anchor is None and any(a in stripped for a in ANCHORS):
             self.anchor = i
 
-        if stripped.lstrip(_DECOR).startswith("Traceback (most recent call last)") or (
+        if stripped.lstrip(_DECOR).startswith(("Traceback (most recent call last)", "Exception Group Traceback")) or (
                 "Traceback (most recent" in stripped and _IPYTHON_START.match(stripped)):
             if tb is not None and tb.state == "chain":
                 tb.state, tb.gap = "frames", 0

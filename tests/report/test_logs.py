@@ -41,7 +41,8 @@ def test_ray_worker_tag_and_repeated_marker():
 
 
 def test_rank_prefix_and_ansi_codes_and_caret_stripped_remains():
-    assert one("[rank0]: Traceback (most recent call last):").text == "Traceback (most recent call last):"
+    e = one("[rank1]: Traceback (most recent call last):")
+    assert (e.text, e.process) == ("Traceback (most recent call last):", "rank1")
     e = one("\x1b[1;36m(APIServer pid=77)\x1b[0;0m INFO 12-01 09:00:01 [api_server.py:1890] hello")
     assert (e.text, e.process) == ("hello", "APIServer")
     e = one("[1;36m(EngineCore_DP0 pid=120)[0;0m ERROR 12-01 09:00:09 [core.py:843] boom")

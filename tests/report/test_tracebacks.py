@@ -221,3 +221,25 @@ RuntimeError: Engine core initialization failed. See root cause above."""
     tracebacks, exceptions, _ = errors(text)
     assert [f.function for f in tracebacks[0].final.frames] == ["LLM.__init__", "MPClient.__init__"]
     assert exceptions[-1].type == "RuntimeError"
+
+
+def test_exception_group_traceback_from_the_api_server():
+    text = """[2025-08-07 10:13:12] ERROR:    Exception in ASGI application
+  + Exception Group Traceback (most recent call last):
+  |   File "/usr/local/lib/python3.12/dist-packages/starlette/_utils.py", line 77, in collapse_excgroups
+  |     yield
+  |   File "/usr/local/lib/python3.12/dist-packages/anyio/_backends/_asyncio.py", line 772, in __aexit__
+  |     raise BaseExceptionGroup(
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/serving_chat.py", line 1001, in gen
+    |     for res in parser.process(token):
+    | openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006
+    +------------------------------------
+"""
+    tracebacks, exceptions, _ = errors(text)
+    assert [t.final.type for t in tracebacks] == ["ExceptionGroup", "openai_harmony.HarmonyError"]
+    assert exceptions[-1].type == "openai_harmony.HarmonyError"
+    assert exceptions[-1].first_line == "Unexpected token 12606 while expecting start token 200006"
+    assert tracebacks[1].final.frames[0].is_vllm
