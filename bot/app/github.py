@@ -124,7 +124,7 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
 
     async def handle_rate_limit_error(self, *, method: str, url: str, exception: gidgethub.HTTPException,
                                       attempt: int) -> bool:
-        message = " ".join(str(a) for a in exception.args[1:]) if len(exception.args) > 1 else ""
+        message = " ".join(a for a in exception.args if isinstance(a, str))
         status = int(exception.status_code)
         wait = retry_delay(status, exception.headers, message, attempt, now=time.time(),
                            secondary_wait=self.settings.secondary_limit_wait,

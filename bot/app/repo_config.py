@@ -158,7 +158,8 @@ def parse_config(text: str) -> RepoConfig:
                 values[f"{name}_threshold"] = float(number)
     if errors:
         values["mode"] = "shadow"
-    return RepoConfig(features=features, errors=tuple(errors), found=True, **values)
+    ordered = sorted(errors, key=lambda e: int(e[len(CONFIG_PATH) + 1:].split(":", 1)[0]))
+    return RepoConfig(features=features, errors=tuple(ordered), found=True, **values)
 
 
 def decode_contents(item: Mapping[str, Any]) -> str:

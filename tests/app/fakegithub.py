@@ -117,7 +117,7 @@ class FakeGitHub:
         self.calls: list[Call] = []
         self.faults = Faults()
         self._rng = random.Random(1)
-        self._targeted: list[tuple[str, re.Pattern[str], int, int]] = []  # method, path, status, times left
+        self._targeted: list[tuple[str, re.Pattern[str], str, int]] = []  # method, path, kind, times left
         self._ids = itertools.count(1000)
         self.hook_deliveries: list[dict[str, Any]] = []
         self.redelivered: list[int] = []
@@ -149,9 +149,11 @@ class FakeGitHub:
         self.faults = Faults(**kwargs)
         self._rng = random.Random(self.faults.seed)
 
-    def fail(self, method: str, path_pattern: str, status: int, times: int = 1) -> None:
-        """The next `times` calls matching method and path (a regex) answer `status`."""
-        self._targeted.append((method, re.compile(path_pattern), status, times))
+    def fail(self, method: str, path_pattern: str, kind: int | str, times: int = 1) -> None:
+        """The next `times` calls matching method and path (a regex) fail with `kind`: a status code, one of
+        the fault kinds ("429", "403-secondary", "timeout", "reset", ...), or "<5xx>-after" for a write that
+        takes effect before the error."""
+        self._targeted.append((method, re.compile(path_pattern), str(kind), times))
 
     def writes(self) -> list[Call]:
         """Successful writes to repositories (token requests are not writes)."""
@@ -203,17 +205,21 @@ class FakeGitHub:
         return self._json({"message": message, "documentation_url": "https://docs.github.com/rest"}, status,
                           headers)
 
-    def _pick_fault(self, request: web.Request) -> str | None:
-        for i, (method, pattern, status, left) in enumerate(self._targeted):
+    def _pick_fault(self, request: web.Request) -> tuple[str | None, bool]:
+        """(fault kind, whether a write takes effect before the error is answered)."""
+        for i, (method, pattern, kind, left) in enumerate(self._targeted):
             if method == request.method and pattern.search(request.path):
                 if left <= 1:
                     self._targeted.pop(i)
                 else:
-                    self._targeted[i] = (method, pattern, status, left - 1)
-                return str(status)
+                    self._targeted[i] = (method, pattern, kind, left - 1)
+                return kind.removesuffix("-after"), kind.endswith("-after")
         if self.faults.rate and self._rng.random() < self.faults.rate:
-            return self._rng.choice(self.faults.kinds)
-        return None
+            kind = self._rng.choice(self.faults.kinds)
+            after = request.method != "GET" and kind in ("500", "502", "503") \
+                and self._rng.random() < self.faults.after_effect
+            return kind, after
+        return None, False
 
     def _fault_response(self, kind: str) -> web.Response:
         if kind in ("500", "502", "503"):
@@ -237,7 +243,7 @@ class FakeGitHub:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler) -> web.StreamResponse:
-        fault = self._pick_fault(request)
+        fault, after = self._pick_fault(request)
         body = None
         if request.can_read_body:
             try:
@@ -252,8 +258,6 @@ class FakeGitHub:
         if fault == "timeout":
             await asyncio.sleep(self.faults.timeout_sleep)
             fault = None
-        after = fault is not None and request.method != "GET" and fault in ("500", "502", "503") \
-            and self._rng.random() < self.faults.after_effect
         if fault is not None and not after:
             self.calls.append(Call(request.method, request.path, int(fault.split("-")[0]), body, fault))
             return self._fault_response(fault)
