@@ -112,7 +112,7 @@ def _until_operator(tokens: list[str | None]) -> list[str]:
 def _serve_command(raw: str, entrypoint: str, tokens: list[str]) -> Command:
     positional, flags = parse_flags(tokens)
     model = flags.get("model") if isinstance(flags.get("model"), str) else None
-    if model is None and entrypoint == "vllm-serve" and positional:
+    if model is None and entrypoint == "vllm-serve" and positional and _model_like(positional[0]):
         model = positional[0]
         flags.setdefault("model", model)
     return Command(raw=raw, entrypoint=entrypoint, model=model, flags=flags)
@@ -151,7 +151,8 @@ def _docker_command(raw: str, tokens: list[str]) -> Command | None:
 
 
 def _model_like(text: str) -> bool:
-    return any(c in text for c in "/-._:") or any(c.isdigit() for c in text)
+    """A model argument (`org/name`, a path, `gpt2`, `$MODEL`), not a word of prose."""
+    return any(c in text for c in "/-._:$~\\") or any(c.isdigit() for c in text)
 
 
 def _shell_commands(logical: list[str]) -> list[Command]:
@@ -175,7 +176,7 @@ def _shell_commands(logical: list[str]) -> list[Command]:
                     continue
             else:
                 cmd = _serve_command(raw, entrypoint, [t for t in tokens if t])
-                if not cmd.flags or (cmd.flags.keys() == {"model"} and not _model_like(cmd.model or "")):
+                if not cmd.flags:
                     continue  # "vllm serve" named in prose
             out.append(cmd)
             break

@@ -56,6 +56,12 @@ CONSEQUENCE_TYPES = frozenset({
     "EOFError", "BrokenPipeError", "ConnectionResetError", "ConnectionRefusedError", "ConnectionAbortedError",
     "ZMQError", "ClosedResourceError", "EndOfStream", "RemoteDisconnected", "IncompleteRead",
 })
+# the client side of an HTTP call: the server's log, when pasted, holds the cause
+CLIENT_MODULES = ("openai.", "requests.", "httpx.", "httpcore.", "aiohttp.", "urllib3.", "litellm.")
+CLIENT_TYPES = frozenset({
+    "InternalServerError", "APIConnectionError", "APITimeoutError", "APIStatusError", "RemoteProtocolError",
+    "ReadTimeout", "ServerDisconnectedError", "ClientConnectorError", "ClientResponseError", "ChunkedEncodingError",
+})
 # Log lines that announce a fatal failure whose cause was logged earlier (or right after).
 ANCHORS = (
     "Engine core initialization failed",
@@ -105,6 +111,6 @@ def rank(type_: str, message: str) -> int:
     low = message[:400].lower()
     if short in WRAPPER_TYPES or any(m in low for m in WRAPPER_MESSAGES):
         return 1
-    if short in CONSEQUENCE_TYPES:
+    if short in CONSEQUENCE_TYPES or short in CLIENT_TYPES or type_.startswith(CLIENT_MODULES):
         return 2
     return 3

@@ -176,10 +176,10 @@ def test_namespace_line():
 
 
 def test_merge_flags_commands_in_order_and_non_default_args_win():
-    a = only("vllm serve m --max-model-len 4096 --tensor-parallel-size 2")
-    b = only("vllm serve m --max-model-len 8192")
+    a = only("vllm serve org/m --max-model-len 4096 --tensor-parallel-size 2")
+    b = only("vllm serve org/m --max-model-len 8192")
     assert merge_flags((a, b), {"tensor_parallel_size": 4}) == {
-        "model": "m", "max_model_len": 8192, "tensor_parallel_size": 4}
+        "model": "org/m", "max_model_len": 8192, "tensor_parallel_size": 4}
 
 
 def test_model_and_architectures_from_logs():
@@ -191,3 +191,9 @@ def test_model_and_architectures_from_logs():
     logo = ("  █▄█▀ █     █     █     █  model   /data/Qwen3-8B", "Resolved architecture: Qwen3ForCausalLM",
             "Resolved architecture: Qwen3ForCausalLM")
     assert model_and_architectures(logo, (), None) == ("/data/Qwen3-8B", ("Qwen3ForCausalLM",))
+
+
+def test_prose_word_after_vllm_serve_is_not_the_model():
+    cmd = only("I start vllm serve with --max-model-len 4096 and it fails")
+    assert cmd.model is None and cmd.flags == {"max_model_len": 4096}
+    assert only("vllm serve $MODEL_PATH --port 8000").model == "$MODEL_PATH"

@@ -243,3 +243,17 @@ def test_exception_group_traceback_from_the_api_server():
     assert exceptions[-1].type == "openai_harmony.HarmonyError"
     assert exceptions[-1].first_line == "Unexpected token 12606 while expecting start token 200006"
     assert tracebacks[1].final.frames[0].is_vllm
+
+
+def test_client_side_http_error_yields_to_the_server_log():
+    text = """Server log:
+ERROR 05-02 03:16:53 [serving_chat.py:222] ValueError: This model's maximum context length is 8192 tokens.
+
+Client:
+Traceback (most recent call last):
+  File "/home/me/client.py", line 12, in <module>
+    resp = client.chat.completions.create(model="m", messages=msgs)
+openai.InternalServerError: Error code: 500
+"""
+    _, exceptions, _ = errors(text)
+    assert [e.short_type for e in exceptions] == ["InternalServerError", "ValueError"]
