@@ -96,6 +96,11 @@ def main() -> None:
     for name, p in variants.items():
         policy = replace(DEFAULT_POLICY, veto_rule_conflict=False) if name == "no rule veto" else DEFAULT_POLICY
         print(f"  {name:14s} {figures(p, policy)}")
+    print("text alone (no rules, no signature), by the text similarity it needs:")
+    text_only = variants["text only"]
+    for cut in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.86, 0.9):
+        policy = replace(DEFAULT_POLICY, w_text=DEFAULT_POLICY.threshold / cut)
+        print(f"  text>={cut:.2f} {figures(text_only, policy)}")
     if a.misses:
         _misses(raw, gold, pairs)
 

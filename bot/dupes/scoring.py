@@ -19,15 +19,24 @@ from bot.dupes.signature import Signature
 
 @dataclass(frozen=True)
 class Policy:
-    """Signal weights and the link threshold (calibrated on the dev set; see README "Duplicate detection")."""
+    """Signal weights and the link threshold (calibrated on the dev set; see README "Duplicate detection").
 
-    w_text: float = 1.0
-    w_rule: float = 0.45
+    score = w_text·text + w_rule·[same diagnosis] + (w_signature + w_frames·[same frames])·[same error],
+    capped at 1, linked at `threshold`. With the defaults:
+      * the same diagnosis (rule id) links by itself: a rule names the root cause;
+      * the same normalised error needs text ≥ (threshold − w_signature) / w_text ≈ 0.36 as well, because
+        generic errors (CUDA OOM, a failed import) are shared by unrelated root causes;
+      * text alone needs text ≥ threshold / w_text ≈ 0.86;
+      * when both reports are diagnosed and no diagnosis is shared (a near miss: the same error for another
+        reason), the error signal does not count; only the text-alone path is left.
+    """
+
+    w_text: float = 0.7
+    w_rule: float = 0.6
     w_signature: float = 0.35
     w_frames: float = 0.05
-    threshold: float = 0.60
-    text_floor: float = 0.12        # a strong signal still needs this much shared wording
-    veto_rule_conflict: bool = True  # both diagnosed, nothing in common -> never linked
+    threshold: float = 0.6
+    veto_rule_conflict: bool = True
 
 
 DEFAULT_POLICY = Policy()
@@ -92,14 +101,11 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
 
 def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
     """One score in [0, 1]; a pair is linked when it reaches policy.threshold."""
-    if m.rule_conflict and policy.veto_rule_conflict:
-        return 0.0
     score = policy.w_text * m.text
-    if m.strong and m.text >= policy.text_floor:
-        if m.shared_rules:
-            score += policy.w_rule
-        if m.signature is not None:
-            score += policy.w_signature + (policy.w_frames if m.same_frames else 0.0)
+    if m.shared_rules:
+        score += policy.w_rule
+    if m.signature is not None and not (m.rule_conflict and policy.veto_rule_conflict):
+        score += policy.w_signature + (policy.w_frames if m.same_frames else 0.0)
     return min(score, 1.0)
 
 
