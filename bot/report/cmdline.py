@@ -38,7 +38,10 @@ _STARTS = (
 )
 _CALL = re.compile(r"(?<![\w])(?:vllm\.)?(?P<name>LLM|AsyncEngineArgs|EngineArgs)\(")
 _ASSIGN = re.compile(r"^[ \t]*(?P<name>[A-Za-z_]\w{0,60})[ \t]*=[ \t]*(?P<value>['\"\d\[{(].{0,2000})$")
-_YAML_KEY = re.compile(r"^(?P<indent>[ \t]*)(?:-[ \t]+)?(?P<key>command|args|entrypoint):[ \t]*(?P<rest>.*)$")
+_YAML_KEY = re.compile(
+    r"^(?P<indent>[ \t]*)(?:-[ \t]+)?(?P<key>command|args|entrypoint):[ \t]*(?P<rest>.*)$"
+    r"|^(?P<dindent>[ \t]*)(?P<dkey>ENTRYPOINT|CMD)[ \t]+(?P<drest>\[.*)$"  # Dockerfile exec form
+)
 _YAML_ITEM = re.compile(r"^(?P<indent>[ \t]*)-[ \t]+(?P<item>.*)$")
 _NDA = "non-default args:"
 _NAMESPACE = "Namespace("
@@ -244,12 +247,14 @@ def _compose_commands(lines: list[str]) -> list[Command]:
     for i, line in enumerate(lines):
         if len(out) >= _MAX_COMMANDS:
             break
-        if ":" not in line:
+        if ":" not in line and "[" not in line:
             continue
         m = _YAML_KEY.match(line)
         if not m:
             continue
-        tokens = _yaml_tokens(m.group("rest"), lines, i, len(m.group("indent")))
+        dockerfile = m.group("dkey") is not None
+        rest, indent = (m.group("drest"), m.group("dindent")) if dockerfile else (m.group("rest"), m.group("indent"))
+        tokens = _yaml_tokens(rest, lines, i, len(indent))
         if not tokens or not any(t.startswith("--") for t in tokens) and "serve" not in tokens:
             continue
         # drop the program part: `vllm serve`, `python3 -m vllm.entrypoints.openai.api_server`, `/bin/sh -c`
@@ -265,7 +270,7 @@ def _compose_commands(lines: list[str]) -> list[Command]:
         if model is None and positional:
             model = positional[0]
             flags.setdefault("model", model)
-        out.append(Command(raw=raw, entrypoint="compose", model=model, flags=flags))
+        out.append(Command(raw=raw, entrypoint="docker" if dockerfile else "compose", model=model, flags=flags))
     return out
 
 

@@ -197,3 +197,19 @@ def test_prose_word_after_vllm_serve_is_not_the_model():
     cmd = only("I start vllm serve with --max-model-len 4096 and it fails")
     assert cmd.model is None and cmd.flags == {"max_model_len": 4096}
     assert only("vllm serve $MODEL_PATH --port 8000").model == "$MODEL_PATH"
+
+
+def test_dockerfile_exec_form_and_k8s_lists():
+    cmd = only('ENTRYPOINT ["vllm", "serve", "Qwen/Qwen3-4B", "--max-model-len", "8192", "--enable-prefix-caching"]')
+    assert (cmd.entrypoint, cmd.model, cmd.flags["max_model_len"], cmd.flags["enable_prefix_caching"]) == \
+        ("docker", "Qwen/Qwen3-4B", 8192, True)
+    k8s = """      containers:
+        - name: vllm
+          command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+          args:
+            - "--model=/models/llama"
+            - "--tensor-parallel-size"
+            - "4"
+"""
+    (cmd,) = [c for c in commands(k8s) if c.flags]
+    assert cmd.flags == {"model": "/models/llama", "tensor_parallel_size": 4}
