@@ -38,6 +38,7 @@ _MAX_MESSAGE_LINES = 40
 _MAX_MESSAGE_CHARS = 6000
 _MAX_GAP = 14             # non-frame lines tolerated inside the frames of one traceback
 _MAX_TRACEBACKS = 200
+_MAX_FRAMES = 300         # frames kept per exception
 _MAX_ERROR_LINES = 60
 
 _ERROR_LINE = re.compile(
@@ -195,6 +196,8 @@ class _Extractor:
                 tb = self._start(key, entry, i)
             tb.state, tb.gap = "frames", 0
             file = frame.group("file") or frame.group("ipy_file")
+            if len(tb.seg.frames) >= 2 * _MAX_FRAMES:  # deep recursion: keep the outermost and innermost
+                del tb.seg.frames[_MAX_FRAMES // 4:-(3 * _MAX_FRAMES // 4)]
             tb.seg.frames.append(Frame(
                 file=file, line=int(frame.group("line") or frame.group("ipy_line")),
                 function=(frame.group("func") or frame.group("ipy_func") or "").strip() or None,

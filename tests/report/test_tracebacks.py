@@ -257,3 +257,12 @@ openai.InternalServerError: Error code: 500
 """
     _, exceptions, _ = errors(text)
     assert [e.short_type for e in exceptions] == ["InternalServerError", "ValueError"]
+
+
+def test_deep_recursion_keeps_outer_and_inner_frames():
+    text = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/x/m.py", line {n}, in f{n}\n' for n in range(2000)) + "RecursionError: maximum recursion depth\n"
+    tracebacks, _, _ = errors(text)
+    frames = tracebacks[0].final.frames
+    assert len(frames) <= 600
+    assert frames[0].line == 0 and frames[-1].line == 1999
