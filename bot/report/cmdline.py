@@ -34,6 +34,9 @@ _STARTS = (
     (re.compile(r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])"), "vllm-serve"),
     (re.compile(r"(?<![\w./-])vllm[ \t]+bench[ \t]+[\w-]{1,40}"), "vllm-bench"),
     (re.compile(r"(?<![\w./-])vllm\.entrypoints\.(?:openai\.)?api_server(?![\w.])"), "api-server"),
+    (re.compile(r"(?<![\w-])benchmark_(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])"), "vllm-bench"),
+    (re.compile(r"(?<![\w./-])vllm[ \t]+(?:chat|complete|run-batch)(?![\w-])"), "other"),
+    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.openai\.run_batch(?![\w.])"), "other"),
     (re.compile(r"(?<![\w./-])(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run(?![\w-])"), "docker"),
 )
 _CALL = re.compile(r"(?<![\w])(?:vllm\.)?(?P<name>LLM|AsyncEngineArgs|EngineArgs)\(")
@@ -163,7 +166,7 @@ def _shell_commands(logical: list[str]) -> list[Command]:
     for line in logical:
         if len(out) >= _MAX_COMMANDS:
             break
-        if "vllm" not in line and "docker" not in line and "podman" not in line:
+        if "vllm" not in line and "docker" not in line and "podman" not in line and "benchmark_" not in line:
             continue
         for pattern, entrypoint in _STARTS:
             m = pattern.search(line)

@@ -213,3 +213,11 @@ def test_dockerfile_exec_form_and_k8s_lists():
 """
     (cmd,) = [c for c in commands(k8s) if c.flags]
     assert cmd.flags == {"model": "/models/llama", "tensor_parallel_size": 4}
+
+
+def test_benchmark_scripts_and_other_entrypoints():
+    cmd = only("python benchmarks/benchmark_throughput.py --model meta-llama/Llama-3.1-8B --input-len 512 -tp 2")
+    assert (cmd.entrypoint, cmd.model) == ("vllm-bench", "meta-llama/Llama-3.1-8B")
+    assert cmd.flags["tensor_parallel_size"] == 2
+    cmd = only("vllm chat --url http://localhost:8000/v1 --model-name qwen")
+    assert cmd.entrypoint == "other"
