@@ -1,8 +1,9 @@
 """Durable state behind one small interface: the delivery queue, per-issue bot state, decisions, feedback,
 installations and config errors.
 
-`Store` is the contract the server and the worker use; `SqliteStore` is the embedded default (WAL mode).
-All SQL lives in this module. Migrations are append-only: add a new entry to `MIGRATIONS`, never edit one.
+`Store` is the contract the server and the worker use; `SqliteStore` is the embedded default (WAL mode),
+`PostgresStore` (bot/app/store_pg.py) the one several replicas share; `open_store(DATABASE_URL)` picks one.
+All SQLite SQL lives in this module. Migrations are append-only: add a new entry to `MIGRATIONS`, never edit one.
 """
 
 from __future__ import annotations
@@ -103,6 +104,11 @@ MIGRATIONS: tuple[str, ...] = (
         errors TEXT NOT NULL,
         checked_at REAL NOT NULL
     );
+    """,
+    # 5: claiming walks the queue in arrival order; expired leases are found without a scan
+    """
+    CREATE INDEX deliveries_queue ON deliveries (status, received_at);
+    CREATE INDEX deliveries_lease ON deliveries (status, lease_until);
     """,
 )
 
@@ -299,14 +305,18 @@ class SqliteStore:
             now = self._clock()
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(
-                    "SELECT * FROM deliveries d"
-                    " WHERE ((d.status = ? AND d.not_before <= ?) OR (d.status = ? AND d.lease_until < ?))"
-                    "   AND (d.issue_key IS NULL OR NOT EXISTS ("
-                    "        SELECT 1 FROM deliveries o WHERE o.issue_key = d.issue_key AND o.status = ?"
-                    "          AND o.lease_until >= ? AND o.id <> d.id))"
-                    " ORDER BY d.received_at LIMIT 1",
-                    (QUEUED, now, RUNNING, now, RUNNING, now)).fetchone()
+                free_issue = ("(d.issue_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries o"
+                              " INDEXED BY deliveries_issue"
+                              " WHERE o.issue_key = d.issue_key AND o.status = ? AND o.lease_until >= ?"
+                              " AND o.id <> d.id))")
+                row = db.execute(  # a dead worker's delivery first, then the oldest ready one
+                    f"SELECT * FROM deliveries d WHERE d.status = ? AND d.lease_until < ? AND {free_issue}"
+                    " ORDER BY d.lease_until LIMIT 1", (RUNNING, now, RUNNING, now)).fetchone()
+                if row is None:
+                    row = db.execute(
+                        "SELECT * FROM deliveries d INDEXED BY deliveries_queue"
+                        f" WHERE d.status = ? AND d.not_before <= ? AND {free_issue}"
+                        " ORDER BY d.received_at LIMIT 1", (QUEUED, now, RUNNING, now)).fetchone()
                 if row is None:
                     db.execute("COMMIT")
                     return None
@@ -513,5 +523,26 @@ class SqliteStore:
         return [_delivery(r) for r in rows]
 
 
-def open_store(settings_path: str) -> SqliteStore:
-    return SqliteStore(settings_path)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres(database_url: str) -> bool:
+    return database_url.startswith(POSTGRES_SCHEMES)
+
+
+def sqlite_path(database_url: str) -> str:
+    """The file of a sqlite:///relative/path or sqlite:////absolute/path URL (empty: in memory)."""
+    for prefix in ("sqlite:///", "sqlite://"):
+        if database_url.startswith(prefix):
+            return database_url[len(prefix):] or ":memory:"
+    raise ValueError(f"DATABASE_URL must be sqlite:///PATH or postgresql://…, not {database_url.split(':')[0]}:…")
+
+
+def open_store(database_url: str, *, pool_size: int = 10) -> Store:
+    """The store DATABASE_URL names: SQLite (`sqlite:///path`, the default: one replica) or Postgres
+    (`postgresql://user:pass@host/db`: any number of replicas, see bot/app/store_pg.py). Call migrate() next."""
+    if is_postgres(database_url):
+        from bot.app.store_pg import PostgresStore  # psycopg is only imported when Postgres is used
+
+        return PostgresStore(database_url, pool_size=pool_size)
+    return SqliteStore(sqlite_path(database_url))
