@@ -52,6 +52,16 @@ class DuplicateIndex:
     def __init__(self, store: Store | None = None, policy: Policy = DEFAULT_POLICY) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self.policy = policy
+        self._last: tuple[Report, tuple[Finding, ...], IssueDoc] | None = None
+
+    def _doc(self, report: Report, findings: tuple[Finding, ...]) -> IssueDoc:
+        """build_doc, remembered for the last report: the pipeline searches with a report, then adds it."""
+        last = self._last
+        if last is not None and last[0] is report and last[1] == findings:
+            return last[2]
+        doc = build_doc(report, findings)
+        self._last = (report, findings, doc)
+        return doc
 
     @classmethod
     def open(cls, path: str | Path | None, policy: Policy = DEFAULT_POLICY) -> DuplicateIndex:
@@ -72,7 +82,7 @@ class DuplicateIndex:
     # -- writes ---------------------------------------------------------------------------------------
     def add(self, number: int, report: Report, findings: tuple[Finding, ...] = (), *, state: str = "open",
             created_at: str = "", url: str | None = None, duplicate_of: int | None = None) -> None:
-        self.add_doc(number, build_doc(report, findings), title=report.title, state=state, created_at=created_at,
+        self.add_doc(number, self._doc(report, findings), title=report.title, state=state, created_at=created_at,
                      url=url, duplicate_of=duplicate_of)
 
     def add_doc(self, number: int, doc: IssueDoc, *, title: str = "", state: str = "open", created_at: str = "",
@@ -87,7 +97,7 @@ class DuplicateIndex:
     # -- reads ----------------------------------------------------------------------------------------
     def search(self, report: Report, findings: tuple[Finding, ...] = (), *, exclude: int | None = None,
                limit: int = 3, before: tuple[str, int] | None = None) -> tuple[Candidate, ...]:
-        scored = self.search_doc(build_doc(report, findings), exclude=exclude, limit=limit, before=before)
+        scored = self.search_doc(self._doc(report, findings), exclude=exclude, limit=limit, before=before)
         return tuple(s.candidate for s in scored if s.linked)
 
     def search_doc(self, doc: IssueDoc, *, exclude: int | None = None, limit: int = 3,
@@ -142,8 +152,11 @@ class DuplicateIndex:
                 break
             budget -= dfs[term]
             chosen.append(term)
-        acc: dict[int, float] = {}
         qw = {t: idfs[t] * doc.vector[t] for t in chosen}
+        accumulate = getattr(self.store, "accumulate", None)
+        if accumulate is not None:
+            return accumulate(qw)
+        acc: dict[int, float] = {}
         get = acc.get
         for term, number, w in self.store.postings(chosen):
             acc[number] = get(number, 0.0) + qw[term] * w

@@ -101,6 +101,16 @@ class MemoryStore:
             for number, w in self._postings.get(t, {}).items():
                 yield t, number, w
 
+    def accumulate(self, weights: dict[str, float]) -> dict[int, float]:
+        """Σ weight(term) · w(term, issue) per issue over the terms' postings, in the order `postings` yields
+        them (the same sums, without a tuple per posting)."""
+        acc: dict[int, float] = {}
+        get = acc.get
+        for t, q in weights.items():
+            for number, w in self._postings.get(t, {}).items():
+                acc[number] = get(number, 0.0) + q * w
+        return acc
+
     def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
         out = {}
         for k in keys:

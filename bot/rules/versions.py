@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -55,7 +56,18 @@ def parse_version(text: object) -> Version | None:
     """A reported version ("0.17.0", "v0.16.0rc1.dev136+gdad2d6a59", "2.9.0+cu128"), or None if unreadable."""
     if text is None:
         return None
-    s = str(text).strip().lstrip("vV")
+    text = str(text)
+    return _parse_cached(text) if len(text) <= 200 else _parse_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> Version | None:
+    """Every rule asks for the report's version: each distinct (short) text is parsed once."""
+    return _parse_text(text)
+
+
+def _parse_text(text: str) -> Version | None:
+    s = text.strip().lstrip("vV")
     s = s.split()[0] if s else s
     if not s:
         return None
