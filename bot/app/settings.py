@@ -33,6 +33,7 @@ class Settings:
     insecure_no_secret: bool = False
     api_token: str | None = field(default=None, repr=False)  # guards /api/* when set
     rules_dir: str | None = None
+    core: str = "process"                       # where triage runs: process (default) | thread
     workers: int = 4
     max_attempts: int = 8                       # then the delivery is parked
     lease_seconds: float = 120.0
@@ -52,16 +53,22 @@ class Settings:
         return bool(self.app_id and self.private_key)
 
     @property
+    def uses_postgres(self) -> bool:
+        return self.database_url.startswith(("postgresql://", "postgres://"))
+
+    @property
     def sqlite_path(self) -> str:
         url = self.database_url
         if url.startswith("sqlite:///"):
             return url[len("sqlite:///"):] or ":memory:"
         if url.startswith("sqlite://"):
             return url[len("sqlite://"):] or ":memory:"
-        raise SettingsError(f"DATABASE_URL: only sqlite:/// URLs are supported by this build, not {url.split(':')[0]}")
+        raise SettingsError(f"DATABASE_URL is not an SQLite URL: {url.split(':')[0]}:…")
 
     def check(self) -> None:
         """Refuse configurations that would run unverified or act without credentials."""
+        if self.core not in ("process", "thread"):
+            raise SettingsError(f"VLLM_TRIAGE_CORE must be process or thread, not {self.core!r}")
         if self.mode not in MODES:
             raise SettingsError(f"VLLM_TRIAGE_MODE must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.mode != "dry-run" and not self.has_credentials:
@@ -76,7 +83,9 @@ class Settings:
                                     "--insecure-no-secret")
             if self.host not in ("127.0.0.1", "::1", "localhost"):
                 raise SettingsError("--insecure-no-secret is only allowed when bound to loopback (HOST=127.0.0.1)")
-        self.sqlite_path  # noqa: B018 - raises on an unsupported DATABASE_URL
+        if not self.uses_postgres and not self.database_url.startswith("sqlite://"):
+            raise SettingsError("DATABASE_URL must be sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB, not "
+                                f"{self.database_url.split(':')[0]}:…")
 
 
 def _env_float(env: Mapping[str, str], name: str, default: float) -> float:
@@ -122,6 +131,7 @@ def from_env(env: Mapping[str, str] | None = None, **overrides: object) -> Setti
         bot_login=env.get("VLLM_TRIAGE_BOT_LOGIN") or None,
         mode=env.get("VLLM_TRIAGE_MODE") or ("live" if app_id and key else "dry-run"),
         rules_dir=env.get("VLLM_TRIAGE_RULES_DIR") or None,
+        core=env.get("VLLM_TRIAGE_CORE") or "process",
         api_token=env.get("VLLM_TRIAGE_API_TOKEN") or None,
         workers=int(_env_float(env, "VLLM_TRIAGE_WORKERS", 4)),
         max_attempts=int(_env_float(env, "VLLM_TRIAGE_MAX_ATTEMPTS", 8)),

@@ -1,0 +1,184 @@
+"""The duplicate index in Postgres: bot.dupes' `Store` protocol over four tables shared by every replica.
+
+The scoring stays in bot/dupes (BM25F over the same term vectors, signatures, rule ids); this store only
+keeps, per repository, the issues, their postings, document frequencies and exact-match keys, exactly like
+bot.dupes.SqliteStore. Every replica reads and writes the same rows, so an issue indexed by one replica is
+a duplicate candidate on all of them at once (why this and not per-replica copies: README, "Scaling out").
+
+Used from the service's single core thread: one synchronous connection per process, shared by the
+repositories' stores. Tables are created by the app's Postgres migrations (bot/app/store_pg.py).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import psycopg
+
+from bot.dupes.store import KEY_LIMIT, StoredIssue
+
+DEADLOCK_RETRIES = 5
+
+
+class PostgresIndexes:
+    """One connection for the duplicate indexes of all repositories of this process."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: psycopg.Connection | None = None
+        self._users = 0
+        self._lock = threading.Lock()
+
+    def connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.url, autocommit=True)
+        return self._conn
+
+    def store(self, repo: str) -> PostgresIndexStore:
+        with self._lock:
+            self._users += 1
+        return PostgresIndexStore(self, repo)
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users <= 0 and self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class PostgresIndexStore:
+    """bot.dupes.store.Store for one repository."""
+
+    def __init__(self, owner: PostgresIndexes, repo: str) -> None:
+        self._owner = owner
+        self.repo = repo
+        self._in_batch = False
+        self._closed = False
+
+    @property
+    def _db(self) -> psycopg.Connection:
+        return self._owner.connection()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection]:
+        db = self._db
+        if self._in_batch:
+            yield db
+            return
+        with db.transaction():
+            yield db
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def put(self, issue: StoredIssue) -> None:
+        for attempt in range(DEADLOCK_RETRIES):
+            try:
+                with self._transaction() as db:
+                    self._write(db, issue)
+                return
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                if self._in_batch or attempt == DEADLOCK_RETRIES - 1:
+                    raise
+
+    def _write(self, db: psycopg.Connection, issue: StoredIssue) -> None:
+        repo, number = self.repo, issue.number
+        old = db.execute("SELECT vector, keys FROM dupe_issues WHERE repo = %s AND number = %s FOR UPDATE",
+                         (repo, number)).fetchone()
+        delta: Counter[str] = Counter(issue.vector.keys())
+        if old is not None:
+            old_terms = list(json.loads(old[0]))
+            delta.subtract(old_terms)
+            db.execute("DELETE FROM dupe_postings WHERE repo = %s AND number = %s AND term = ANY(%s)",
+                       (repo, number, old_terms))
+            db.execute("DELETE FROM dupe_keys WHERE repo = %s AND number = %s", (repo, number))
+        db.execute(
+            "INSERT INTO dupe_issues (repo, number, title, state, url, created_at, duplicate_of, vector, meta, keys)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (repo, number) DO UPDATE SET"
+            " title = excluded.title, state = excluded.state, url = excluded.url, created_at = excluded.created_at,"
+            " duplicate_of = excluded.duplicate_of, vector = excluded.vector, meta = excluded.meta,"
+            " keys = excluded.keys",
+            (repo, number, issue.title, issue.state, issue.url, issue.created_at, issue.duplicate_of,
+             json.dumps(issue.vector, separators=(",", ":")), json.dumps(issue.meta, separators=(",", ":")),
+             json.dumps(list(issue.keys))))
+        with db.cursor() as cur:
+            if issue.vector:
+                cur.executemany("INSERT INTO dupe_postings (repo, term, number, w) VALUES (%s,%s,%s,%s)",
+                                [(repo, t, number, w) for t, w in issue.vector.items()])
+            # one pass in term order: replicas indexing issues that share terms lock df rows in the same order
+            changes = sorted((t, d) for t, d in delta.items() if d)
+            if changes:
+                cur.executemany("INSERT INTO dupe_terms (repo, term, df) VALUES (%s,%s,%s) ON CONFLICT (repo, term)"
+                                " DO UPDATE SET df = dupe_terms.df + excluded.df",
+                                [(repo, t, d) for t, d in changes])
+            if issue.keys:
+                cur.executemany("INSERT INTO dupe_keys (repo, key, number) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
+                                [(repo, k, number) for k in dict.fromkeys(issue.keys)])
+
+    def set_duplicate_of(self, number: int, target: int | None) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE dupe_issues SET duplicate_of = %s WHERE repo = %s AND number = %s",
+                       (target, self.repo, number))
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        if self._in_batch:
+            yield
+            return
+        with self._db.transaction():
+            self._in_batch = True
+            try:
+                yield
+            finally:
+                self._in_batch = False
+
+    # -- reads ----------------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self._db.execute("SELECT count(*) FROM dupe_issues WHERE repo = %s", (self.repo,)).fetchone()[0]
+
+    def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
+        numbers = list(numbers)
+        if not numbers:
+            return {}
+        rows = self._db.execute(
+            "SELECT number, title, state, url, created_at, duplicate_of, vector, meta, keys FROM dupe_issues"
+            " WHERE repo = %s AND number = ANY(%s)", (self.repo, numbers)).fetchall()
+        return {r[0]: StoredIssue(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), json.loads(r[7]),
+                                  tuple(json.loads(r[8]))) for r in rows}
+
+    def df(self, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        rows = self._db.execute("SELECT term, df FROM dupe_terms WHERE repo = %s AND term = ANY(%s) AND df > 0",
+                                (self.repo, list(terms))).fetchall()
+        return dict(rows)
+
+    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+        if not terms:
+            return iter(())
+        rows = self._db.execute("SELECT term, number, w FROM dupe_postings WHERE repo = %s AND term = ANY(%s)",
+                                (self.repo, list(terms))).fetchall()
+        return iter(rows)
+
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+        if not keys:
+            return {}
+        rows = self._db.execute(
+            "SELECT k.key, n.number FROM unnest(%s::text[]) AS k(key) CROSS JOIN LATERAL ("
+            " SELECT number FROM dupe_keys WHERE repo = %s AND key = k.key ORDER BY number DESC LIMIT %s) n",
+            (list(keys), self.repo, limit)).fetchall()
+        out: dict[str, list[int]] = {}
+        for key, number in rows:
+            out.setdefault(key, []).append(number)
+        return {key: sorted(numbers, reverse=True) for key, numbers in out.items()}
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._owner.release()
+

@@ -1,0 +1,489 @@
+"""The Postgres store: the same `Store` contract as `SqliteStore`, shared by several server replicas.
+
+Work sharing:
+  * a delivery is claimed with `SELECT … FOR UPDATE SKIP LOCKED`, so replicas never wait on each other's
+    candidate rows and never hand out the same delivery twice;
+  * the lease is the delivery row itself (`claimed_by`, `lease_until`): a replica that dies stops renewing,
+    the lease runs out and any replica claims the delivery again; a late answer from the old owner is fenced
+    off by `claimed_by`;
+  * per-issue serialisation: while claiming, a transaction-scoped advisory lock on the issue key makes
+    "no other delivery of this issue is running, none older is ready" and "mark this one running" one step
+    across replicas (the row locks alone cannot: the other delivery of the same issue is a different row).
+
+Times are epoch seconds from the replica's clock, as in SQLite: replicas need synchronised clocks (NTP);
+a lease (120 s by default) tolerates seconds of skew.
+
+Migrations are append-only (`PG_MIGRATIONS`, never edit an entry) and run under an advisory lock, so
+replicas that start together apply each one exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from bot.app.store import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState, _issue_key
+
+MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the advisory lock key held while migrating
+CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
+
+PG_MIGRATIONS: tuple[str, ...] = (
+    # 1: the delivery queue
+    """
+    CREATE TABLE deliveries (
+        id TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        action TEXT,
+        repo TEXT,
+        issue_number BIGINT,
+        issue_key TEXT,
+        installation_id BIGINT,
+        payload TEXT NOT NULL,
+        received_at DOUBLE PRECISION NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        not_before DOUBLE PRECISION NOT NULL DEFAULT 0,
+        claimed_by TEXT,
+        lease_until DOUBLE PRECISION,
+        last_error TEXT,
+        finished_at DOUBLE PRECISION,
+        redeliveries INTEGER NOT NULL DEFAULT 0
+    );
+    -- only unfinished deliveries are ever scanned by claim: keep that index small
+    CREATE INDEX deliveries_ready ON deliveries (received_at) WHERE status IN ('queued', 'running');
+    CREATE INDEX deliveries_issue ON deliveries (issue_key, status) WHERE status IN ('queued', 'running');
+    CREATE INDEX deliveries_status ON deliveries (status, received_at);
+    """,
+    # 2: what the bot did and knows per issue
+    """
+    CREATE TABLE issue_state (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        labels_added TEXT NOT NULL DEFAULT '[]',
+        labels_pending TEXT NOT NULL DEFAULT '[]',
+        labels_suppressed TEXT NOT NULL DEFAULT '[]',
+        comment_id BIGINT,
+        comment_sha TEXT,
+        last_decision TEXT,
+        state TEXT NOT NULL DEFAULT 'open',
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    """,
+    # 3: every plan the bot made, applied or not
+    """
+    CREATE TABLE decisions (
+        id BIGSERIAL PRIMARY KEY,
+        delivery_id TEXT,
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        mode TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        applied BOOLEAN NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX decisions_issue ON decisions (repo, number);
+    """,
+    # 4: maintainer feedback, installations, config errors
+    """
+    CREATE TABLE feedback (
+        id BIGSERIAL PRIMARY KEY,
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        target BIGINT,
+        actor TEXT,
+        delivery_id TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        UNIQUE (delivery_id, kind, target)
+    );
+    CREATE INDEX feedback_issue ON feedback (repo, number);
+    CREATE TABLE installations (
+        id BIGINT PRIMARY KEY,
+        account TEXT,
+        target_type TEXT,
+        repos TEXT NOT NULL DEFAULT '[]',
+        suspended BOOLEAN NOT NULL DEFAULT FALSE,
+        deleted BOOLEAN NOT NULL DEFAULT FALSE,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE config_errors (
+        repo TEXT PRIMARY KEY,
+        errors TEXT NOT NULL,
+        checked_at DOUBLE PRECISION NOT NULL
+    );
+    """,
+    # 5: the duplicate index of every repository (bot/app/dupes_pg.py), the tables of bot.dupes.SqliteStore
+    """
+    CREATE TABLE dupe_issues (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        title TEXT NOT NULL,
+        state TEXT NOT NULL,
+        url TEXT,
+        created_at TEXT NOT NULL,
+        duplicate_of BIGINT,
+        vector TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        keys TEXT NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE TABLE dupe_terms (
+        repo TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (repo, term)
+    );
+    CREATE TABLE dupe_postings (
+        repo TEXT NOT NULL,
+        term TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        w DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (repo, term, number)
+    );
+    CREATE TABLE dupe_keys (
+        repo TEXT NOT NULL,
+        key TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        PRIMARY KEY (repo, key, number)
+    );
+    """,
+)
+
+
+def _delivery(row: dict[str, Any]) -> Delivery:
+    return Delivery(id=row["id"], event=row["event"], action=row["action"], repo=row["repo"],
+                    issue_number=row["issue_number"], installation_id=row["installation_id"],
+                    payload=row["payload"], received_at=row["received_at"], status=row["status"],
+                    attempts=row["attempts"], last_error=row["last_error"], claimed_by=row["claimed_by"])
+
+
+def _decision(r: dict[str, Any]) -> DecisionRecord:
+    return DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
+                          mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
+                          applied=bool(r["applied"]), created_at=r["created_at"])
+
+
+def _issue_state(row: dict[str, Any]) -> IssueState:
+    return IssueState(repo=row["repo"], number=row["number"], labels_added=json.loads(row["labels_added"]),
+                      labels_pending=json.loads(row["labels_pending"]),
+                      labels_suppressed=json.loads(row["labels_suppressed"]),
+                      comment_id=row["comment_id"], comment_sha=row["comment_sha"],
+                      last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
+                      state=row["state"])
+
+
+def _migration_statements(script: str) -> list[str]:
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class PostgresStore:
+    """A connection pool; every method is one short transaction."""
+
+    def __init__(self, url: str, *, clock=time.time, pool_size: int = 10) -> None:
+        self.url = url
+        self._clock = clock
+        self._pool = AsyncConnectionPool(url, min_size=1, max_size=max(2, pool_size), open=False,
+                                         kwargs={"row_factory": dict_row, "autocommit": False})
+        self._opened = False
+
+    async def open(self) -> None:
+        if not self._opened:
+            await self._pool.open(wait=True, timeout=30)
+            self._opened = True
+
+    def _conn(self):
+        return self._pool.connection()
+
+    # -- schema ---------------------------------------------------------------------------------------
+
+    async def migrate(self) -> int:
+        await self.open()
+        async with self._conn() as conn:
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            await conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
+                               " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION)")
+            done = {r["version"] for r in await (await conn.execute("SELECT version FROM schema_migrations"))
+                    .fetchall()}
+            for version, script in enumerate(PG_MIGRATIONS, start=1):
+                if version in done:
+                    continue
+                for statement in _migration_statements(script):
+                    await conn.execute(statement)
+                await conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
+                                   (version, self._clock()))
+        return len(PG_MIGRATIONS)
+
+    async def schema_version(self) -> int:
+        async with self._conn() as conn:
+            row = await (await conn.execute("SELECT max(version) AS v FROM schema_migrations")).fetchone()
+        return row["v"] or 0
+
+    async def close(self) -> None:
+        if self._opened:
+            await self._pool.close()
+            self._opened = False
+
+    # -- deliveries -----------------------------------------------------------------------------------
+
+    async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
+                              issue_number: int | None, installation_id: int | None, payload: str) -> str:
+        now = self._clock()
+        async with self._conn() as conn:
+            inserted = await (await conn.execute(
+                "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
+                " payload, received_at, status, attempts, not_before) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s)"
+                " ON CONFLICT (id) DO NOTHING RETURNING id",
+                (delivery_id, event, action, repo, issue_number, _issue_key(repo, issue_number), installation_id,
+                 payload, now, QUEUED, now))).fetchone()
+            if inserted is not None:
+                return "queued"
+            row = await (await conn.execute("SELECT status, attempts FROM deliveries WHERE id = %s FOR UPDATE",
+                                            (delivery_id,))).fetchone()
+            if row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
+                await conn.execute(
+                    "UPDATE deliveries SET status = %s, attempts = 0, not_before = %s, claimed_by = NULL,"
+                    " lease_until = NULL, payload = %s, redeliveries = redeliveries + 1 WHERE id = %s",
+                    (QUEUED, now, payload, delivery_id))
+                return "requeued"
+            await conn.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = %s", (delivery_id,))
+            return "duplicate"
+
+    async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None:
+        """Lease the oldest ready delivery whose issue has no other delivery in flight (see the module doc)."""
+        while True:
+            async with self._conn() as conn:
+                outcome = await self._claim_once(conn, worker, lease_seconds, max_attempts)
+            if outcome != "again":
+                return outcome  # type: ignore[return-value]
+
+    async def _claim_once(self, conn: AsyncConnection, worker: str, lease_seconds: float,
+                          max_attempts: int) -> Delivery | None | str:
+        now = self._clock()
+        rows = await (await conn.execute(
+            "SELECT * FROM deliveries d"
+            " WHERE d.status IN ('queued', 'running')"
+            "   AND ((d.status = %s AND d.not_before <= %s) OR (d.status = %s AND d.lease_until < %s))"
+            "   AND (d.issue_key IS NULL OR NOT EXISTS ("
+            "        SELECT 1 FROM deliveries o WHERE o.issue_key = d.issue_key AND o.status = %s"
+            "          AND o.lease_until >= %s AND o.id <> d.id))"
+            " ORDER BY d.status = 'running' DESC, d.received_at"  # a dead worker's delivery first, as in SQLite
+            " LIMIT %s FOR UPDATE OF d SKIP LOCKED",
+            (QUEUED, now, RUNNING, now, RUNNING, now, CLAIM_BATCH))).fetchall()
+        for row in rows:
+            key = row["issue_key"]
+            if key is not None:
+                got = await (await conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0)) AS ok",
+                                                (key,))).fetchone()
+                if not got["ok"]:
+                    continue  # another replica is claiming for this issue right now
+                # a fresh snapshot (new statement, lock held): is the issue busy, or is an older delivery due first?
+                busy = await (await conn.execute(
+                    "SELECT 1 FROM deliveries o WHERE o.issue_key = %s AND o.id <> %s"
+                    " AND o.status IN ('queued', 'running')"
+                    " AND ((o.status = %s AND o.lease_until >= %s)"
+                    "      OR (o.received_at < %s AND ((o.status = %s AND o.not_before <= %s)"
+                    "                                  OR (o.status = %s AND o.lease_until < %s))))"
+                    " LIMIT 1",
+                    (key, row["id"], RUNNING, now, row["received_at"], QUEUED, now, RUNNING, now))).fetchone()
+                if busy is not None:
+                    continue
+            if row["attempts"] >= max_attempts:
+                error = row["last_error"] or "worker lost its lease repeatedly"
+                await conn.execute("UPDATE deliveries SET status = %s, claimed_by = NULL, lease_until = NULL,"
+                                   " finished_at = %s, last_error = %s WHERE id = %s",
+                                   (PARKED, now, f"parked after {row['attempts']} attempts: {error}", row["id"]))
+                return "again"
+            await conn.execute("UPDATE deliveries SET status = %s, claimed_by = %s, lease_until = %s,"
+                               " attempts = attempts + 1 WHERE id = %s",
+                               (RUNNING, worker, now + lease_seconds, row["id"]))
+            claimed = _delivery(row)
+            return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
+                               "claimed_by": worker})
+        return None
+
+    async def _update_owned(self, sql: str, params: tuple, delivery_id: str, worker: str) -> bool:
+        async with self._conn() as conn:
+            cur = await conn.execute(sql + " WHERE id = %s AND claimed_by = %s AND status = %s",
+                                     (*params, delivery_id, worker, RUNNING))
+            return cur.rowcount == 1
+
+    async def renew(self, delivery_id: str, worker: str, lease_seconds: float) -> bool:
+        return await self._update_owned("UPDATE deliveries SET lease_until = %s", (self._clock() + lease_seconds,),
+                                        delivery_id, worker)
+
+    async def complete(self, delivery_id: str, worker: str) -> bool:
+        return await self._update_owned("UPDATE deliveries SET status = %s, finished_at = %s, lease_until = NULL",
+                                        (DONE, self._clock()), delivery_id, worker)
+
+    async def retry(self, delivery_id: str, worker: str, error: str, not_before: float,
+                    count_attempt: bool = True) -> bool:
+        undo = 0 if count_attempt else 1
+        return await self._update_owned(
+            "UPDATE deliveries SET status = %s, not_before = %s, last_error = %s, lease_until = NULL,"
+            " attempts = attempts - %s", (QUEUED, not_before, error[:2000], undo), delivery_id, worker)
+
+    async def park(self, delivery_id: str, worker: str, error: str) -> bool:
+        return await self._update_owned(
+            "UPDATE deliveries SET status = %s, last_error = %s, finished_at = %s, lease_until = NULL",
+            (PARKED, error[:2000], self._clock()), delivery_id, worker)
+
+    async def _fetch(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        async with self._conn() as conn:
+            return await (await conn.execute(sql, params)).fetchall()
+
+    async def delivery(self, delivery_id: str) -> Delivery | None:
+        rows = await self._fetch("SELECT * FROM deliveries WHERE id = %s", (delivery_id,))
+        return _delivery(rows[0]) if rows else None
+
+    async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]:
+        if status:
+            rows = await self._fetch("SELECT * FROM deliveries WHERE status = %s ORDER BY received_at DESC LIMIT %s",
+                                     (status, limit))
+        else:
+            rows = await self._fetch("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT %s", (limit,))
+        return [_delivery(r) for r in rows]
+
+    async def delivery_counts(self) -> dict[str, int]:
+        counts = {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
+        for row in await self._fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status"):
+            counts[row["status"]] = row["n"]
+        return counts
+
+    # -- per-issue state ------------------------------------------------------------------------------
+
+    async def issue_state(self, repo: str, number: int) -> IssueState | None:
+        rows = await self._fetch("SELECT * FROM issue_state WHERE repo = %s AND number = %s", (repo, number))
+        return _issue_state(rows[0]) if rows else None
+
+    async def save_issue_state(self, state: IssueState) -> None:
+        async with self._conn() as conn:
+            await conn.execute(
+                "INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
+                " comment_sha, last_decision, state, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+                " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
+                " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
+                " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
+                " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
+                (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
+                 json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
+                 json.dumps(state.last_decision) if state.last_decision is not None else None, state.state,
+                 self._clock()))
+
+    # -- decisions ------------------------------------------------------------------------------------
+
+    async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
+                              plan: dict[str, Any], applied: bool) -> None:
+        async with self._conn() as conn:
+            await conn.execute(
+                "INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                (delivery_id, repo, number, mode, reason, json.dumps(plan), bool(applied), self._clock()))
+
+    async def decisions(self, repo: str | None = None, number: int | None = None,
+                        limit: int = 100) -> list[DecisionRecord]:
+        where, params = [], []
+        if repo is not None:
+            where.append("repo = %s")
+            params.append(repo)
+        if number is not None:
+            where.append("number = %s")
+            params.append(number)
+        sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
+        rows = await self._fetch(sql + " ORDER BY id DESC LIMIT %s", (*params, limit))
+        return [_decision(r) for r in rows]
+
+    # -- feedback, installations, config errors -------------------------------------------------------
+
+    async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
+                           delivery_id: str | None) -> None:
+        async with self._conn() as conn:
+            await conn.execute(
+                "INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+                (repo, number, kind, target, actor, delivery_id, self._clock()))
+
+    async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return await self._fetch("SELECT kind, target, actor, created_at FROM feedback WHERE repo = %s"
+                                 " AND number = %s ORDER BY id", (repo, number))
+
+    async def upsert_installation(self, installation_id: int, account: str | None, target_type: str | None,
+                                  repos: Iterable[str] | None = None, *, add_repos: Iterable[str] = (),
+                                  remove_repos: Iterable[str] = (), suspended: bool = False,
+                                  deleted: bool = False) -> None:
+        async with self._conn() as conn:
+            # the row lock serialises concurrent add/remove events of one installation across replicas
+            await conn.execute("INSERT INTO installations (id, updated_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                               (installation_id, self._clock()))
+            row = await (await conn.execute("SELECT repos FROM installations WHERE id = %s FOR UPDATE",
+                                            (installation_id,))).fetchone()
+            current = list(repos) if repos is not None else json.loads(row["repos"])
+            for name in add_repos:
+                if name not in current:
+                    current.append(name)
+            current = [r for r in current if r not in set(remove_repos)]
+            await conn.execute(
+                "UPDATE installations SET account = COALESCE(%s, account), target_type = COALESCE(%s, target_type),"
+                " repos = %s, suspended = %s, deleted = %s, updated_at = %s WHERE id = %s",
+                (account, target_type, json.dumps(sorted(current)), bool(suspended), bool(deleted), self._clock(),
+                 installation_id))
+
+    async def installations(self) -> list[dict[str, Any]]:
+        rows = await self._fetch("SELECT * FROM installations ORDER BY id")
+        return [{**r, "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
+                 "deleted": bool(r["deleted"])} for r in rows]
+
+    async def set_config_errors(self, repo: str, errors: list[str]) -> None:
+        async with self._conn() as conn:
+            if errors:
+                await conn.execute(
+                    "INSERT INTO config_errors (repo, errors, checked_at) VALUES (%s,%s,%s) ON CONFLICT (repo)"
+                    " DO UPDATE SET errors = excluded.errors, checked_at = excluded.checked_at",
+                    (repo, json.dumps(errors), self._clock()))
+            else:
+                await conn.execute("DELETE FROM config_errors WHERE repo = %s", (repo,))
+
+    async def config_errors(self) -> dict[str, list[str]]:
+        return {r["repo"]: json.loads(r["errors"]) for r in await self._fetch("SELECT * FROM config_errors")}
+
+    # -- dashboard reads --------------------------------------------------------------------------------
+
+    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
+                               limit: int = 10000) -> list[DecisionRecord]:
+        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
+        where, params = [], []
+        if repo is not None:
+            where.append("repo = %s")
+            params.append(repo)
+        latest = "SELECT MAX(id) AS id FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
+        sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
+        if since is not None:
+            sql += " WHERE d.created_at >= %s"
+            params.append(since)
+        return [_decision(r) for r in await self._fetch(sql + " ORDER BY d.id DESC LIMIT %s", (*params, limit))]
+
+    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
+        if repo is not None:
+            return await self._fetch(sql + " WHERE repo = %s ORDER BY id", (repo,))
+        return await self._fetch(sql + " ORDER BY id")
+
+    async def issue_states(self, repo: str | None = None) -> list[IssueState]:
+        if repo is not None:
+            rows = await self._fetch("SELECT * FROM issue_state WHERE repo = %s", (repo,))
+        else:
+            rows = await self._fetch("SELECT * FROM issue_state")
+        return [_issue_state(r) for r in rows]
+
+    async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
+        rows = await self._fetch("SELECT * FROM deliveries WHERE issue_key = %s ORDER BY received_at DESC LIMIT %s",
+                                 (_issue_key(repo, number), limit))
+        return [_delivery(r) for r in rows]
