@@ -35,9 +35,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
-                replay(issues, rules, index, write_jsonl(out), summary, progress)
+                replay(issues, rules, index, write_jsonl(out), summary, progress, jobs=args.jobs)
         else:
-            replay(issues, rules, index, print_readable(sys.stdout), summary, progress)
+            replay(issues, rules, index, print_readable(sys.stdout), summary, progress, jobs=args.jobs)
     finally:
         if index is not None:
             index.close()
@@ -110,7 +110,7 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     import aiohttp
 
     from bot.app.backfill import backfill, client_for
-    from bot.app.service import index_path, open_index
+    from bot.app.core import index_path, open_index
     from bot.app.settings import SettingsError, from_env
     from bot.app.store import SqliteStore
 
@@ -194,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="write one JSON object per issue here (default: print a readable triage)")
     r.add_argument("--no-duplicates", action="store_true", help="skip duplicate search")
     r.add_argument("--db", help="duplicate index file to reuse and update (default: a fresh one in memory)")
+    r.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="parse and diagnose in N worker processes (duplicates stay in order; same output)")
     r.set_defaults(func=cmd_replay)
 
     e = sub.add_parser("explain", help="show the parsed report and the findings for one issue body")

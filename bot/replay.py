@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
 from bot.export import ExportProblem, IssueRecord, read_export
 from bot.rules import RuleSet
-from bot.triage import SimilarIssues, Triage, triage
+from bot.triage import Analysis, SimilarIssues, Triage, analyse, decide
 
 
 @dataclass
@@ -68,20 +70,50 @@ def load_sorted(path: str, problems: list[ExportProblem]) -> list[IssueRecord]:
 
 def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
            on_result: Callable[[IssueRecord, Triage], None], summary: ReplaySummary,
-           progress: Callable[[int], None] | None = None) -> ReplaySummary:
-    """Each issue is triaged as if just opened: the index holds only the issues created before it."""
+           progress: Callable[[int], None] | None = None, jobs: int = 1) -> ReplaySummary:
+    """Each issue is triaged as if just opened: the index holds only the issues created before it.
+
+    With jobs > 1, parsing, rules and labels (which need only the issue) run in that many worker processes,
+    in order; duplicates and the comment (which need the history) stay in this process. Same output."""
     start = time.perf_counter()
-    for n, issue in enumerate(issues, 1):
-        result = triage(issue.number, issue.title, issue.body, rules, index)
-        on_result(issue, result)
-        summary.add(result)
-        if index is not None:
-            index.add(issue.number, result.report, result.decision.findings, state=issue.state,
-                      created_at=issue.created_at, url=issue.url)
-        if progress is not None:
-            progress(n)
+    with _analyses(issues, rules, jobs) as analysed:
+        for n, (issue, analysis) in enumerate(analysed, 1):
+            result = decide(issue.number, analysis, index)
+            on_result(issue, result)
+            summary.add(result)
+            if index is not None:
+                index.add(issue.number, result.report, result.decision.findings, state=issue.state,
+                          created_at=issue.created_at, url=issue.url)
+            if progress is not None:
+                progress(n)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+_WORKER_RULES: RuleSet | None = None
+
+
+def _analyse_one(issue: IssueRecord) -> Analysis:
+    assert _WORKER_RULES is not None
+    return analyse(issue.title, issue.body, _WORKER_RULES)
+
+
+@contextmanager
+def _analyses(issues: Iterable[IssueRecord], rules: RuleSet,
+              jobs: int) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield ((issue, analyse(issue.title, issue.body, rules)) for issue in issues)
+        return
+    global _WORKER_RULES
+    _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
+    issues = list(issues)
+    pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+        yield zip(issues, pool.imap(_analyse_one, issues, chunksize=8), strict=True)
+    finally:
+        pool.terminate()
+        pool.join()
+        _WORKER_RULES = None
 
 
 def progress_bar(total: int, stream: TextIO = sys.stderr) -> Callable[[int], None]:

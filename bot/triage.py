@@ -42,15 +42,34 @@ class Triage:
         }
 
 
-def triage(number: int, title: str | None, body: str | None, rules: RuleSet,
-           similar: SimilarIssues | None = None) -> Triage:
+@dataclass(frozen=True)
+class Analysis:
+    """The part of the triage that needs nothing but the issue itself (replay runs it in worker processes)."""
+
+    report: Report
+    findings: tuple[Finding, ...]
+    labels: tuple[str, ...]
+
+
+def analyse(title: str | None, body: str | None, rules: RuleSet) -> Analysis:
     report = parse(title, body)
     findings = rules.evaluate(report)
-    duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
     labels = topic_labels(report, findings)
     if report.needs_info and NEEDS_INFO not in labels:
         labels = (*labels, NEEDS_INFO)
+    return Analysis(report, findings, labels)
+
+
+def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None) -> Triage:
+    """Duplicates (which depend on the history) and the comment."""
+    report, findings = analysis.report, analysis.findings
+    duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
     comment = render_comment(report, findings, duplicates, report.needs_info)
-    decision = Decision(labels=labels, findings=findings, needs_info=report.needs_info,
+    decision = Decision(labels=analysis.labels, findings=findings, needs_info=report.needs_info,
                         duplicates=duplicates, comment=comment)
     return Triage(number, report, decision)
+
+
+def triage(number: int, title: str | None, body: str | None, rules: RuleSet,
+           similar: SimilarIssues | None = None) -> Triage:
+    return decide(number, analyse(title, body, rules), similar)
