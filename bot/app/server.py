@@ -183,6 +183,9 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
     app.router.add_get("/api/deliveries", api_deliveries)
     app.router.add_get("/api/config-errors", api_config_errors)
     app.router.add_get("/api/installations", api_installations)
+    from bot.dashboard import setup_dashboard  # overview, queue, issue pages, error catalog (README, "Dashboard")
+
+    setup_dashboard(app, settings)
     return app
 
 

@@ -1,0 +1,382 @@
+"""The dashboard's routes on the App's aiohttp application.
+
+    GET  /dashboard/                      overview: triaged per day, labels over time, top causes, rule precision
+    GET  /dashboard/queue                 issues that need a human (filters: repo, label, reason, age; sort)
+    GET  /dashboard/issues/{owner}/{repo}/{number}
+    POST /dashboard/issues/{owner}/{repo}/{number}/{retriage|not-duplicate|suppress-rule}   (login + CSRF)
+    GET  /dashboard/rules, /dashboard/rules/{id}        the error catalog
+    GET  /api/rules, /api/rules/{id}                     the same as JSON
+    GET|POST /dashboard/login, POST /dashboard/logout
+    GET  /dashboard/static/...                           CSS, JS and the vendored Chart.js
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from bot.app.settings import Settings
+from bot.dashboard import data
+from bot.dashboard.auth import (
+    LoginThrottle,
+    Session,
+    check_csrf,
+    csrf_token,
+    current_session,
+    new_session,
+    session_middleware,
+    set_session,
+)
+from bot.dashboard.catalog import Catalog
+from bot.dashboard.render import STATIC_DIR, environment
+from bot.dashboard.settings import DashboardSettings, dashboard_settings
+from bot.dashboard.views import issue_view
+from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
+
+log = logging.getLogger("vllm_triage.dashboard")
+PREFIXES = ("/dashboard", "/api/rules")
+MAX_ROWS = 20_000
+DONE_MESSAGES = {
+    "retriage": "Triage ran again; the newest decision is shown below.",
+    "not-duplicate": "Recorded: not a duplicate. The link will not be suggested again and the triage ran again.",
+    "suppress-rule": "Recorded: the rule is suppressed for this issue and the triage ran again.",
+}
+
+
+@dataclass
+class Dashboard:
+    settings: DashboardSettings
+    app_settings: Settings
+    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    _rules: RuleSet | None = None
+    _catalog: Catalog | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def rules(self) -> RuleSet:
+        if self._rules is None:
+            async with self._lock:
+                if self._rules is None:
+                    directory = self.app_settings.rules_dir or DEFAULT_RULES_DIR
+                    self._rules = await asyncio.get_running_loop().run_in_executor(None, load_rules, directory)
+        return self._rules
+
+    async def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = Catalog(await self.rules())
+        return self._catalog
+
+
+DASHBOARD = web.AppKey("dashboard", Dashboard)
+
+
+def _store(request: web.Request) -> Any:
+    from bot.app.server import STORE  # imported late: the server imports this package
+
+    return request.app[STORE]
+
+
+def _service(request: web.Request) -> Any:
+    from bot.app.server import SERVICE
+
+    return request.app[SERVICE]
+
+
+def _page(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
+    dash = request.app[DASHBOARD]
+    session: Session = current_session(request)
+    html = environment().get_template(template).render(
+        inline=False, user=session.user, csrf=csrf_token(dash.settings, session), public=dash.settings.public,
+        path=request.path, mode=dash.app_settings.mode, now=time.time(), **context)
+    return web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
+
+
+def _api_token_ok(request: web.Request) -> bool:
+    token = request.app[DASHBOARD].app_settings.api_token
+    return bool(token) and request.headers.get("Authorization") == f"Bearer {token}"
+
+
+def _require_read(request: web.Request, *, json_api: bool = False) -> None:
+    dash = request.app[DASHBOARD]
+    if dash.settings.public or current_session(request).logged_in or _api_token_ok(request):
+        return
+    if json_api:
+        raise web.HTTPUnauthorized(text="log in on /dashboard/login or set Authorization: Bearer <API token>")
+    raise web.HTTPSeeOther(f"/dashboard/login?next={request.path}")
+
+
+# ------------------------------------------------------------------------------------------------ pages
+
+async def _rows(request: web.Request) -> tuple[list[data.IssueRow], list[Any]]:
+    store, dash = _store(request), request.app[DASHBOARD]
+    states = await store.issue_states()
+    rows = data.issue_rows(await store.latest_decisions(limit=MAX_ROWS), await dash.rules(), states)
+    return rows, states
+
+
+async def _rejected_reasons(store: Any, feedback: list[dict[str, Any]]) -> dict[tuple[str, int, int], str]:
+    """For each /not-duplicate, the reason the rejected candidate was suggested with (from earlier decisions)."""
+    out: dict[tuple[str, int, int], str] = {}
+    for fb in [f for f in feedback if f.get("kind") == "not-duplicate" and f.get("target") is not None][-200:]:
+        for rec in await store.decisions(fb["repo"], fb["number"], 50):
+            cands = (rec.plan.get("decision") or {}).get("candidates") or []
+            hit = next((c for c in cands if isinstance(c, dict) and c.get("number") == fb["target"]), None)
+            if hit is not None:
+                out[(fb["repo"], fb["number"], int(fb["target"]))] = str(hit.get("reason") or "")
+                break
+    return out
+
+
+async def overview(request: web.Request) -> web.Response:
+    _require_read(request)
+    store, dash = _store(request), request.app[DASHBOARD]
+    rows, states = await _rows(request)
+    feedback = await store.all_feedback()
+    now = time.time()
+    parked = await store.deliveries("parked", 1000)
+    config_errors = await store.config_errors()
+    queue = data.build_queue(rows, parked, config_errors, dash.settings.low_confidence, data.QueueFilter(), now)
+    stats = data.rule_stats(rows, states, feedback, await dash.rules(), await _rejected_reasons(store, feedback))
+    diagnosed = sum(1 for r in rows if r.findings)
+    return _page(
+        request, "overview.html.j2", title="Overview",
+        totals={"issues": len(rows), "diagnosed": diagnosed, "needs_info": sum(1 for r in rows if r.needs_info),
+                "with_duplicates": sum(1 for r in rows if r.candidates), "queue": len(queue),
+                "parked": len(parked), "config_errors": len(config_errors)},
+        charts=data.chart_data(rows, now), top7=data.top_causes(rows, now, 7), top30=data.top_causes(rows, now, 30),
+        rule_stats=stats, dupes=data.duplicate_stats(rows, feedback),
+        deliveries=await store.delivery_counts())
+
+
+def _number(raw: str | None) -> float | None:
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(text="age must be a number of days") from None
+    return value if value >= 0 else None
+
+
+async def queue(request: web.Request) -> web.Response:
+    _require_read(request)
+    store, dash = _store(request), request.app[DASHBOARD]
+    q = request.query
+    sort = q.get("sort") if q.get("sort") in data.QueueFilter.SORTS else "newest"
+    reason = q.get("reason") if q.get("reason") in data.QUEUE_REASONS else None
+    flt = data.QueueFilter(repo=q.get("repo") or None, label=q.get("label") or None, reason=reason,
+                           max_age_days=_number(q.get("age")), sort=sort)
+    rows, _ = await _rows(request)
+    parked = await store.deliveries("parked", 1000)
+    config_errors = await store.config_errors()
+    items = data.build_queue(rows, parked, config_errors, dash.settings.low_confidence, flt)
+    open_rows = [r for r in rows if r.state == "open"]
+    return _page(
+        request, "queue.html.j2", title="Queue", items=items[:500], total=len(items), flt=flt,
+        repos=sorted({r.repo for r in open_rows}), labels=sorted({lb for r in open_rows for lb in r.labels}),
+        reasons=data.QUEUE_REASONS, sorts=data.QueueFilter.SORTS, parked=parked[:100], config_errors=config_errors)
+
+
+def _issue_key(request: web.Request) -> tuple[str, int]:
+    info = request.match_info
+    return f"{info['owner']}/{info['name']}", int(info["number"])
+
+
+async def issue_page(request: web.Request) -> web.Response:
+    _require_read(request)
+    repo, number = _issue_key(request)
+    store, dash = _store(request), request.app[DASHBOARD]
+    records = await store.decisions(repo, number, 50)
+    if not records:
+        raise web.HTTPNotFound(text=f"no decision recorded for {repo}#{number}")
+    view = issue_view(records, await store.issue_state(repo, number), await store.feedback(repo, number),
+                      await store.issue_deliveries(repo, number), await dash.rules(), dash.settings.low_confidence)
+    done = DONE_MESSAGES.get(request.query.get("done", ""))
+    return _page(request, "issue.html.j2", title=f"{repo}#{number}", v=view, done=done)
+
+
+async def catalog_index(request: web.Request) -> web.Response:
+    _require_read(request)
+    catalog = await request.app[DASHBOARD].catalog()
+    rows, _ = await _rows(request)
+    hits = _hit_counts(rows)
+    entries = [catalog.entry(rid) for rid in catalog.ids()]
+    return _page(request, "catalog.html.j2", title="Error catalog", entries=entries, hits=hits)
+
+
+def _hit_counts(rows: list[data.IssueRow]) -> dict[str, int]:
+    hits: dict[str, int] = {}
+    for row in rows:
+        for f in row.findings:
+            hits[f.rule] = hits.get(f.rule, 0) + 1
+    return hits
+
+
+def _matched(rows: list[data.IssueRow], rule_id: str) -> list[data.IssueRow]:
+    return sorted((r for r in rows if any(f.rule == rule_id for f in r.findings)), key=lambda r: -r.opened)
+
+
+async def catalog_rule(request: web.Request) -> web.Response:
+    _require_read(request)
+    entry = (await request.app[DASHBOARD].catalog()).entry(request.match_info["rule"])
+    if entry is None:
+        raise web.HTTPNotFound(text="no such rule")
+    rows, _ = await _rows(request)
+    return _page(request, "rule.html.j2", title=entry.title, e=entry, matched=_matched(rows, entry.id))
+
+
+def _issue_json(row: data.IssueRow) -> dict[str, Any]:
+    return {"repo": row.repo, "number": row.number, "title": row.title, "url": row.url,
+            "dashboard": f"/dashboard/issues/{row.repo}/{row.number}", "opened": row.opened, "state": row.state}
+
+
+async def api_rules(request: web.Request) -> web.Response:
+    _require_read(request, json_api=True)
+    catalog = await request.app[DASHBOARD].catalog()
+    rows, _ = await _rows(request)
+    hits = _hit_counts(rows)
+    out = []
+    for rid in catalog.ids():
+        e = catalog.entry(rid)
+        out.append({"id": e.id, "title": e.title, "labels": list(e.labels), "confidence": e.confidence,
+                    "message": e.message, "raised_in": e.raised_in, "affects": e.affects, "fixed_in": e.fixed_in,
+                    "matched_issues": hits.get(e.id, 0), "url": f"/api/rules/{e.id}",
+                    "page": f"/dashboard/rules/{e.id}"})
+    return web.json_response(out)
+
+
+async def api_rule(request: web.Request) -> web.Response:
+    _require_read(request, json_api=True)
+    entry = (await request.app[DASHBOARD].catalog()).entry(request.match_info["rule"])
+    if entry is None:
+        raise web.HTTPNotFound(text=json.dumps({"error": "no such rule"}), content_type="application/json")
+    rows, _ = await _rows(request)
+    return web.json_response(entry.as_json([_issue_json(r) for r in _matched(rows, entry.id)[:200]]))
+
+
+# ------------------------------------------------------------------------------------------------ login
+
+def _safe_next(target: str | None) -> str:
+    if target and target.startswith("/dashboard") and "//" not in target and "\\" not in target:
+        return target
+    return "/dashboard/"
+
+
+async def login_form(request: web.Request) -> web.Response:
+    dash = request.app[DASHBOARD]
+    return _page(request, "login.html.j2", title="Log in", next=_safe_next(request.query.get("next")),
+                 configured=bool(dash.settings.tokens), error=None)
+
+
+async def login(request: web.Request) -> web.Response:
+    dash = request.app[DASHBOARD]
+    form = await check_csrf(request, dash.settings)
+    client = request.remote or "?"
+    target = _safe_next(form.get("next"))
+    if dash.throttle.blocked(client):
+        return _page(request, "login.html.j2", status=429, title="Log in", next=target, configured=True,
+                     error="Too many failed attempts; wait a few minutes.")
+    user = dash.settings.maintainer(form.get("token", "")[:1000]) if form.get("token") else None
+    if user is None:
+        dash.throttle.failed(client)
+        return _page(request, "login.html.j2", status=401, title="Log in", next=target,
+                     configured=bool(dash.settings.tokens), error="Unknown token.")
+    set_session(request, new_session(dash.settings, user))
+    log.info("dashboard: %s logged in from %s", user, client)
+    raise web.HTTPSeeOther(target)
+
+
+async def logout(request: web.Request) -> web.Response:
+    dash = request.app[DASHBOARD]
+    await check_csrf(request, dash.settings)
+    set_session(request, new_session(dash.settings))
+    raise web.HTTPSeeOther("/dashboard/")
+
+
+# ------------------------------------------------------------------------------------------------ actions
+
+async def _maintainer(request: web.Request) -> tuple[str, dict[str, str]]:
+    form = await check_csrf(request, request.app[DASHBOARD].settings)
+    session = current_session(request)
+    if not session.logged_in:
+        raise web.HTTPUnauthorized(text="log in on /dashboard/login to act on issues")
+    return str(session.user), form
+
+
+async def _retriage(request: web.Request, repo: str, number: int, user: str, why: str) -> None:
+    store = _store(request)
+    source = next((d for d in await store.issue_deliveries(repo, number)
+                   if isinstance(d.data().get("issue"), dict)), None)
+    if source is None:
+        raise web.HTTPConflict(text=f"no delivery of {repo}#{number} is stored: nothing to triage again from")
+    try:
+        await _service(request).triage_issue(
+            repo=repo, number=number, installation_id=source.installation_id,
+            payload_issue=source.data()["issue"], delivery_id=None, reason=f"dashboard: {why} by {user}", force=True)
+    except web.HTTPException:
+        raise
+    except Exception as e:
+        log.warning("dashboard re-triage of %s#%s failed: %r", repo, number, e)
+        raise web.HTTPBadGateway(text=f"the triage failed: {type(e).__name__}") from None
+
+
+async def act(request: web.Request) -> web.Response:
+    user, form = await _maintainer(request)
+    repo, number = _issue_key(request)
+    action = request.match_info["action"]
+    store = _store(request)
+    if not await store.decisions(repo, number, 1):
+        raise web.HTTPNotFound(text=f"no decision recorded for {repo}#{number}")
+    delivery = f"dashboard:{uuid.uuid4().hex}"
+    if action == "not-duplicate":
+        try:
+            target = int(form.get("target", ""))
+        except ValueError:
+            raise web.HTTPBadRequest(text="target must be an issue number") from None
+        await store.add_feedback(repo, number, "not-duplicate", target, f"dashboard:{user}", delivery)
+        await _retriage(request, repo, number, user, f"#{target} is not a duplicate")
+    elif action == "suppress-rule":
+        rule = form.get("rule", "")
+        if (await request.app[DASHBOARD].rules()).get(rule) is None:
+            raise web.HTTPBadRequest(text="no such rule")
+        await store.add_feedback(repo, number, data.SUPPRESS_RULE + rule, None, f"dashboard:{user}", delivery)
+        await _retriage(request, repo, number, user, f"rule {rule} suppressed")
+    elif action == "retriage":
+        await _retriage(request, repo, number, user, "re-run")
+    else:
+        raise web.HTTPNotFound()
+    log.info("dashboard: %s did %s on %s#%s", user, action, repo, number)
+    raise web.HTTPSeeOther(f"/dashboard/issues/{repo}/{number}?done={action}")
+
+
+async def root(request: web.Request) -> web.Response:
+    raise web.HTTPFound("/dashboard/")
+
+
+def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSettings | None = None) -> None:
+    """Register the dashboard on the App's application (call before the app starts)."""
+    dash_settings = dashboard or dashboard_settings()
+    app[DASHBOARD] = Dashboard(dash_settings, settings)
+    app.middlewares.append(session_middleware(dash_settings, PREFIXES))
+    r = app.router
+    r.add_get("/", root)
+    r.add_get("/dashboard", root)
+    r.add_get("/dashboard/", overview)
+    r.add_get("/dashboard/queue", queue)
+    r.add_get(r"/dashboard/issues/{owner:[\w.-]+}/{name:[\w.-]+}/{number:\d{1,9}}", issue_page)
+    r.add_post(r"/dashboard/issues/{owner:[\w.-]+}/{name:[\w.-]+}/{number:\d{1,9}}/"
+               r"{action:retriage|not-duplicate|suppress-rule}", act)
+    r.add_get("/dashboard/rules", catalog_index)
+    r.add_get(r"/dashboard/rules/{rule:[a-z0-9-]{1,100}}", catalog_rule)
+    r.add_get("/api/rules", api_rules)
+    r.add_get(r"/api/rules/{rule:[a-z0-9-]{1,100}}", api_rule)
+    r.add_get("/dashboard/login", login_form)
+    r.add_post("/dashboard/login", login)
+    r.add_post("/dashboard/logout", logout)
+    r.add_static("/dashboard/static/", STATIC_DIR, append_version=False)

@@ -1,0 +1,88 @@
+"""The issue page's view: the parsed Report (re-parsed from the stored delivery), the newest decision with its
+findings, candidates and plan, the decision history and the maintainers' feedback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.app.store import DecisionRecord, Delivery, IssueState
+from bot.dashboard import data
+from bot.report import Report, parse
+from bot.rules import RuleSet
+
+MAX_FRAMES = 40
+
+
+@dataclass(frozen=True)
+class IssueView:
+    row: data.IssueRow
+    report: Report | None
+    body_available: bool
+    flags: list[tuple[str, str]]
+    environment: list[tuple[str, str]]
+    plan: dict[str, Any]
+    comment: str | None
+    history: list[data.IssueRow]
+    feedback: list[dict[str, Any]]
+    rejected: set[int]
+    suppressed: set[str]
+    state: IssueState | None
+    queue_reasons: list[str]
+    installation_id: int | None
+    frames: list[Any]
+
+
+def _text(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else repr(value) if not isinstance(value, int | float) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _environment(report: Report) -> list[tuple[str, str]]:
+    env = report.environment.as_dict()
+    out = []
+    for key, value in env.items():
+        if value in (None, [], 0) and key != "gpu_count":
+            continue
+        if key == "gpus" and value:
+            names = sorted(set(value))
+            value = ", ".join(f"{n} × {value.count(n)}" if value.count(n) > 1 else n for n in names)
+        out.append((key.replace("_", " "), _text(value)))
+    return out
+
+
+def issue_view(records: list[DecisionRecord], state: IssueState | None, feedback: list[dict[str, Any]],
+               deliveries: list[Delivery], rules: RuleSet | None, low_confidence: float) -> IssueView:
+    latest = records[0]
+    row = data.issue_row(latest, rules, state)
+    source = None
+    for d in deliveries:
+        try:
+            payload = d.data()
+        except ValueError:
+            continue
+        if isinstance(payload.get("issue"), dict):
+            source = (d, payload["issue"])
+            break
+    report = None
+    if source is not None:
+        issue = source[1]
+        report = parse(str(issue.get("title") or ""), str(issue.get("body") or ""))
+    plan = latest.plan if isinstance(latest.plan, dict) else {}
+    decision = plan.get("decision") if isinstance(plan.get("decision"), dict) else {}
+    root = report.root_cause if report is not None else None
+    return IssueView(
+        row=row, report=report, body_available=report is not None,
+        flags=[(k, _text(v)) for k, v in sorted((report.flags if report else {}).items())],
+        environment=_environment(report) if report is not None else [],
+        plan=plan, comment=decision.get("comment"),
+        history=[data.issue_row(r, rules, state) for r in records],
+        feedback=feedback,
+        rejected={int(f["target"]) for f in feedback if f.get("kind") == "not-duplicate" and f.get("target")},
+        suppressed={f["kind"][len(data.SUPPRESS_RULE):] for f in feedback
+                    if str(f.get("kind", "")).startswith(data.SUPPRESS_RULE)},
+        state=state,
+        queue_reasons=data.queue_reasons(row, low_confidence, set()),
+        installation_id=source[0].installation_id if source is not None else None,
+        frames=list(root.frames[-MAX_FRAMES:]) if root is not None else [],
+    )
