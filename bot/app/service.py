@@ -1,21 +1,19 @@
 """What the handlers call: payload -> re-read the issue -> triage (pure) -> plan (pure) -> apply.
 
-One `Service` per server process. The core (parsing, rules, duplicate search) runs on one dedicated thread
-so that a slow triage never delays webhook acknowledgements, and so that the duplicate index is only ever
-touched from that thread.
+One `Service` per server process. The core (parsing, rules, duplicate search) runs in bot/app/core.py's
+child process so that a slow triage never delays webhook acknowledgements; only that process touches the
+duplicate indexes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from bot.app.actions import IssueView, apply, bot_comments, read_config, read_issue, repo_labels
+from bot.app.core import CoreRunner, Excluding, index_path, open_index  # noqa: F401 - re-exported
 from bot.app.github import GitHub, GitHubClient
 from bot.app.metrics import Metrics
 from bot.app.plan import plan as make_plan
@@ -24,41 +22,11 @@ from bot.app.settings import Settings, most_cautious
 from bot.app.store import IssueState, Store
 from bot.comment import render_comment
 from bot.dashboard.record import issue_meta, triage_detail
-from bot.decision import Candidate, Finding
 from bot.labels import topic_labels
-from bot.report import Report, parse
-from bot.rules import RuleSet
-from bot.triage import SimilarIssues, Triage, triage
+from bot.triage import Triage, triage
 
 log = logging.getLogger("vllm_triage.service")
 TriageFn = Callable[..., Triage]
-
-
-class _Excluding:
-    """The duplicate index minus the candidates maintainers rejected with /not-duplicate."""
-
-    def __init__(self, index: SimilarIssues, excluded: set[int]) -> None:
-        self.index, self.excluded = index, excluded
-
-    def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
-               limit: int = 3) -> tuple[Candidate, ...]:
-        found = self.index.search(report, findings, exclude=exclude, limit=limit + len(self.excluded))
-        return tuple(c for c in found if c.number not in self.excluded)[:limit]
-
-
-def open_index(path: Path) -> Any:
-    """The duplicate index of one repository, persistent under the data dir when bot.dupes can store it."""
-    import bot.dupes as dupes
-
-    cls = getattr(dupes, "DuplicateIndex", None)
-    if cls is not None and hasattr(cls, "open"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return cls.open(path)
-    return dupes.MemoryIndex()
-
-
-def index_path(data_dir: Path | str, repo: str) -> Path:
-    return Path(data_dir) / "dupes" / (repo.replace("/", "__") + ".sqlite3")
 
 
 def adjust(result: Triage, config: RepoConfig) -> tuple[list[str], str | None]:
@@ -92,42 +60,20 @@ class Service:
         self.triage_fn = triage_fn
         self.metrics = metrics or Metrics()
         self.configs = ConfigCache(settings.config_cache_seconds)
-        self._core = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-triage-core")
-        self._rules: Any = None
-        self._indexes: dict[str, Any] = {}
+        self._core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn)
 
-    async def core(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._core, fn, *args)
+    async def core(self, method: str, *args: Any) -> Any:
+        """Run a method of bot.app.core.Core (triage, index_closed, mark_duplicate) away from the event loop."""
+        return await self._core.call(method, *args)
 
     async def start(self) -> None:
-        from bot.rules import DEFAULT_RULES_DIR, load_rules
-
-        self._rules = await self.core(load_rules, self.settings.rules_dir or DEFAULT_RULES_DIR)
+        await self.core("ready")  # loads the rules
 
     async def close(self) -> None:
-        await self.core(self._close_indexes)
-        self._core.shutdown(wait=True)
-
-    def _close_indexes(self) -> None:  # core thread
-        for index in self._indexes.values():
-            close = getattr(index, "close", None)
-            if close is not None:
-                close()
-        self._indexes.clear()
+        await self._core.close()
 
     async def mark_duplicate(self, repo: str, number: int, of: int) -> None:
-        def mark() -> None:
-            method = getattr(self._index(repo), "mark_duplicate", None)
-            if method is not None:
-                method(number, of)
-
-        await self.core(mark)
-
-    def _index(self, repo: str) -> Any:  # core thread only
-        index = self._indexes.get(repo)
-        if index is None:
-            index = self._indexes[repo] = open_index(index_path(self.settings.data_dir, repo))
-        return index
+        await self.core("mark_duplicate", repo, number, of)
 
     # -- GitHub access ---------------------------------------------------------------------------------
 
@@ -174,7 +120,7 @@ class Service:
         rejected = {f["target"] for f in feedback if f["kind"] == "not-duplicate" and f["target"] is not None}
         # a rule a maintainer suppressed for this issue on the dashboard (feedback kind "suppress-rule:<id>")
         suppressed = {f["kind"].split(":", 1)[1] for f in feedback if f["kind"].startswith("suppress-rule:")}
-        result = await self.core(self._triage, repo, issue, rejected, config.enabled("duplicates"), suppressed)
+        result = await self.core("triage", repo, issue, rejected, config.enabled("duplicates"), suppressed)
         labels, comment = adjust(result, config)
         existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
         the_plan = make_plan(topics=labels, comment=comment, current_labels=issue.labels, bot_comments=existing,
@@ -201,27 +147,10 @@ class Service:
                 self.metrics.inc("vllm_triage_actions_total", n, kind=kind)
         return record
 
-    def _triage(self, repo: str, issue: IssueView, rejected: set[int], duplicates: bool,
-                suppressed: set[str] = frozenset()) -> Triage:  # core thread
-        index = self._index(repo)
-        similar = (_Excluding(index, rejected) if rejected else index) if duplicates else None
-        rules = self._rules
-        if suppressed:
-            rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
-        result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar)
-        index.add(issue.number, result.report, result.decision.findings, state=issue.state,
-                  created_at=issue.created_at, url=issue.url)
-        return result
-
-    def _index_closed(self, repo: str, issue: IssueView) -> None:  # core thread
-        report = parse(issue.title, issue.body)
-        self._index(repo).add(issue.number, report, self._rules.evaluate(report), state="closed",
-                              created_at=issue.created_at, url=issue.url)
-
     async def issue_closed(self, repo: str, payload_issue: dict[str, Any]) -> None:
         issue = IssueView.from_api(payload_issue)
         if not issue.is_pull_request:
-            await self.core(self._index_closed, repo, issue)
+            await self.core("index_closed", repo, issue)
         await self._mark(repo, issue.number, "closed")
 
     async def issue_deleted(self, repo: str, number: int) -> None:

@@ -1,0 +1,149 @@
+"""The pure side of the server: rules, the duplicate index of each repository, and triage.
+
+It runs in a child process by default (`VLLM_TRIAGE_CORE=process`): triage is CPU-bound Python, and in a
+thread it would hold the GIL while the event loop has webhooks to acknowledge. The child is the only user
+of the duplicate indexes. `thread` runs it on one thread of the server process instead (tests, debugging).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from bot.decision import Candidate, Finding
+from bot.report import Report, parse
+from bot.rules import RuleSet
+from bot.triage import SimilarIssues, Triage
+
+log = logging.getLogger("vllm_triage.core")
+
+
+class Excluding:
+    """The duplicate index minus the candidates maintainers rejected with /not-duplicate."""
+
+    def __init__(self, index: SimilarIssues, excluded: set[int]) -> None:
+        self.index, self.excluded = index, excluded
+
+    def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
+               limit: int = 3) -> tuple[Candidate, ...]:
+        found = self.index.search(report, findings, exclude=exclude, limit=limit + len(self.excluded))
+        return tuple(c for c in found if c.number not in self.excluded)[:limit]
+
+
+def open_index(path: Path) -> Any:
+    """The duplicate index of one repository, persistent under the data dir when bot.dupes can store it."""
+    import bot.dupes as dupes
+
+    cls = getattr(dupes, "DuplicateIndex", None)
+    if cls is not None and hasattr(cls, "open"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls.open(path)
+    return dupes.MemoryIndex()
+
+
+def index_path(data_dir: Path | str, repo: str) -> Path:
+    return Path(data_dir) / "dupes" / (repo.replace("/", "__") + ".sqlite3")
+
+
+class Core:
+    def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+        from bot.rules import DEFAULT_RULES_DIR, load_rules
+
+        self.rules = load_rules(rules_dir or DEFAULT_RULES_DIR)
+        self.data_dir = data_dir
+        self.triage_fn = triage_fn
+        self.indexes: dict[str, Any] = {}
+
+    def index(self, repo: str) -> Any:
+        index = self.indexes.get(repo)
+        if index is None:
+            index = self.indexes[repo] = open_index(index_path(self.data_dir, repo))
+        return index
+
+    def ready(self) -> bool:
+        return True
+
+    def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
+               suppressed: set[str] = frozenset()) -> Triage:
+        index = self.index(repo)
+        similar = (Excluding(index, rejected) if rejected else index) if duplicates else None
+        rules = self.rules
+        if suppressed:  # rules a maintainer switched off for this issue
+            rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
+        result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar)
+        index.add(issue.number, result.report, result.decision.findings, state=issue.state,
+                  created_at=issue.created_at, url=issue.url)
+        return result
+
+    def index_closed(self, repo: str, issue: Any) -> None:
+        report = parse(issue.title, issue.body)
+        self.index(repo).add(issue.number, report, self.rules.evaluate(report), state="closed",
+                             created_at=issue.created_at, url=issue.url)
+
+    def mark_duplicate(self, repo: str, number: int, of: int) -> None:
+        method = getattr(self.index(repo), "mark_duplicate", None)
+        if method is not None:
+            method(number, of)
+
+    def close(self) -> None:
+        for index in self.indexes.values():
+            close = getattr(index, "close", None)
+            if close is not None:
+                close()
+        self.indexes.clear()
+
+
+_CORE: Core | None = None  # the child process's Core
+
+
+def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+    global _CORE
+    _CORE = Core(rules_dir, data_dir, triage_fn)
+
+
+def _call(method: str, *args: Any) -> Any:
+    assert _CORE is not None
+    return getattr(_CORE, method)(*args)
+
+
+class CoreRunner:
+    def __init__(self, kind: str, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+        self.kind = kind
+        self._args = (rules_dir, data_dir, triage_fn)
+        self._local: Core | None = None
+        self._executor = self._new_executor()
+
+    def _new_executor(self) -> Executor:
+        if self.kind == "process":
+            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+                                       initargs=self._args)
+        return ThreadPoolExecutor(1, thread_name_prefix="vllm-triage-core")
+
+    def _local_call(self, method: str, *args: Any) -> Any:
+        if self._local is None:
+            self._local = Core(*self._args)
+        return getattr(self._local, method)(*args)
+
+    async def call(self, method: str, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.kind != "process":
+            return await loop.run_in_executor(self._executor, self._local_call, method, *args)
+        try:
+            return await loop.run_in_executor(self._executor, _call, method, *args)
+        except BrokenProcessPool:
+            log.error("the core process died; starting a new one")
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._new_executor()
+            raise
+
+    async def close(self) -> None:
+        try:
+            await self.call("close")
+        finally:
+            self._executor.shutdown(wait=True, cancel_futures=True)
