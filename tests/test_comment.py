@@ -85,8 +85,8 @@ def seed_finding(confidence: float = 0.9, upgrade: str | None = "fixed in 0.19.0
 
 def test_seed_shaped_report_gets_the_diagnosis_with_its_workaround() -> None:
     report = parse(SEED_TITLE, SEED_BODY)
-    dup = Candidate(number=36643, score=0.91, reason="same root-cause error and PP + MTP flags",
-                    title="Qwen3.5 does not work with pipeline parallelism", state="closed")
+    dup = Candidate(number=40118, score=0.91, reason="same root-cause error and PP + MTP flags",
+                    title="MTP draft with -pp 2 stops during config validation", state="closed")
     out = render_comment(report, (seed_finding(),), (dup,), ())
     assert out is not None
     assert out.startswith(MARKER + "\n") and out.count(MARKER) == 1
@@ -95,7 +95,7 @@ def test_seed_shaped_report_gets_the_diagnosis_with_its_workaround() -> None:
     assert "`--tensor-parallel-size 2` instead of `--pipeline-parallel-size 2`" in out
     assert "fixed in 0.19.0: upgrade from 0.18.1" in out
     assert "[vllm-project/vllm#36643](https://github.com/vllm-project/vllm/issues/36643)" in out
-    assert "- #36643 (closed) Qwen3.5 does not work with pipeline parallelism: same root-cause error" in out
+    assert "- #40118 (closed) MTP draft with -pp 2 stops during config validation: same root-cause error" in out
     # evidence collapsed, with what was read from the report
     details = out[out.index("<details>"):out.index("</details>")]
     assert "`0.18.1`" in details and "NotImplementedError: Pipeline parallelism" in details

@@ -97,7 +97,7 @@ vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --pipeline-parallel-size 2 \\
 ```
 ```
 (APIServer pid=2211) Traceback (most recent call last):
-(APIServer pid=2211)   File "/usr/local/lib/python3.12/dist-packages/vllm/config/model.py", line 1065, in verify
+(APIServer pid=2211)   File "/usr/local/lib/python3.12/dist-packages/vllm/config/model.py", line 1068, in verify
 (APIServer pid=2211)     raise NotImplementedError(
 (APIServer pid=2211) NotImplementedError: Pipeline parallelism is not supported for this model. Supported models \
 implement the `SupportsPP` interface.
@@ -222,13 +222,13 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Bug]: Qwen2.5-VL-7B crashes when the image is large", {"multi-modality"}, set()),
     ("[Bug]: RuntimeError: CUDA error: no kernel image is available for execution on the device",
      {"nvidia-compat"}, {"multi-modality"}),
-    ("[Bug]: HIP error on the ROCm docker image", {"rocm"}, {"multi-modality"}),
+    ("[Bug]: the ROCm container image aborts with a HIP error on MI210", {"rocm"}, {"multi-modality"}),
     ("[Bug]: EAGLE-3 speculative decoding lowers acceptance rate", {"speculative-decoding"}, set()),
-    ("[Bug]: AWQ checkpoint fails with MoE", {"quantization", "moe"}, set()),
-    ("[Usage]: How to run multi-node inference with Ray", {"multi-node", "ray"}, set()),
+    ("[Bug]: GPTQ-Int4 MoE checkpoint crashes while loading", {"quantization", "moe"}, set()),
+    ("[Usage]: multi-node serving over a Ray cluster of two 8-GPU boxes", {"multi-node", "ray"}, set()),
     ("[Bug]: High CPU usage of the API server process", set(), {"cpu"}),
-    ("[Bug]: vLLM doesn't start on Apple Silicon", {"cpu"}, set()),
-    ("[Bug]: 报错No available memory for the cache blocks", {"memory"}, {"kv-cache"}),
+    ("[Bug]: cannot launch the server on an M1 Mac (Apple silicon)", {"cpu"}, set()),
+    ("[Usage]: 部署Qwen3-8B时No available memory for the cache blocks", {"memory"}, {"kv-cache"}),
     ("[Bug]: Mixtral-8x7B slower than expected", {"performance"}, set()),
     ("[Feature]: Support prefix caching for Mamba models", {"kv-cache"}, set()),
 ])
