@@ -1,12 +1,15 @@
 # ruff: noqa: E501  (catalogue and template strings read better unbroken)
-"""A synthetic corpus of vLLM-shaped issue reports, deterministic from a seed.
+"""A synthetic corpus of vLLM-shaped issue reports, deterministic from a seed (sizes 1k / 10k / 100k and up).
 
     .venv/bin/python -m bench.corpus --n 1000 --seed 7 --out /tmp/corpus.jsonl
 
 Each issue is a GitHub-REST-shaped object (number, title, body, state, created_at, html_url, labels, user)
-built from the real shapes: issue-form sections (`### Your current environment`, `### 🐛 Describe the bug`,
-the checklist), `collect_env.py` dumps in the old and the banner format, `vllm serve` command lines, logs
-with `(APIServer pid=…)` / `(EngineCore_DP0 pid=…)` tags and logger headers, and tracebacks with vLLM frames.
+built from the real shapes: every issue-form template (bug, usage, installation, feature, performance, new model,
+doc, RFC, with `_No response_` fields and the checklist) plus free-form reports, `collect_env.py` dumps in the
+old and the banner format (in `<details>`, in a bare fence, or left as the placeholder), commands (`vllm serve`,
+the api_server module, `docker run vllm/vllm-openai`, `LLM(...)`), logs with `(APIServer pid=…)` /
+`(EngineCore_DP0 pid=…)` tags and logger headers, and tracebacks with vLLM frames, a quarter of them chained
+("The above exception was the direct cause ...") with the catalogue failure as the root cause.
 Failures come from a catalogue of known vLLM errors with variable parts (sizes, ranks, models, paths), so
 reports of the same failure differ the way real duplicates do. Prose draws on a Zipf-distributed vocabulary
 with a long tail, so postings lists have a realistic length distribution at 100k issues.
@@ -43,7 +46,14 @@ VERSIONS = ("0.4.3", "0.5.4", "0.6.3.post1", "0.6.6", "0.7.3", "0.8.4", "0.8.5.p
             "0.10.2", "0.11.0", "0.11.2", "0.12.0", "0.13.0", "0.14.1", "0.15.1", "0.16.0", "0.17.1")
 TORCH = ("2.3.0+cu121", "2.4.0+cu121", "2.5.1+cu124", "2.6.0+cu124", "2.7.0+cu126", "2.8.0+cu128", "2.9.0+cu129")
 PREFIXES = {"bug": "[Bug]: ", "usage": "[Usage]: ", "installation": "[Installation]: ", "feature": "[Feature]: ",
-            "performance": "[Performance]: "}
+            "performance": "[Performance]: ", "new-model": "[New Model]: ", "doc": "[Doc]: ", "rfc": "[RFC]: ",
+            "free": ""}
+# share of each template among issues without a planted failure (bug reports dominate, as on vLLM's tracker)
+KINDS = (("bug", 30), ("usage", 18), ("installation", 10), ("feature", 12), ("performance", 8), ("new-model", 6),
+         ("doc", 3), ("rfc", 3), ("free", 10))
+CHECKLIST = ("### Before submitting a new issue...\n\n- [x] Make sure you already searched for relevant issues, and "
+             "asked the chatbot living at the bottom right corner of the [documentation page]"
+             "(https://docs.vllm.ai/en/latest/), which can answer lots of frequently asked questions.")
 
 
 @dataclass(frozen=True)
@@ -335,41 +345,118 @@ class Generator:
                            "Automatically detected platform cuda.", f"GPU KV cache size: {rng.randint(1000, 900000)} tokens")))
         return "\n".join(out)
 
+    def command(self, model: str, ver: str, flags: str) -> str:
+        """The command in one of the shapes reporters paste: vllm serve, the module entry point, docker, LLM()."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.55:
+            return f"```bash\nvllm serve {model} --port 8000 {flags}\n```"
+        if r < 0.7:
+            return (f"```bash\npython -m vllm.entrypoints.openai.api_server \\\n    --model {model} \\\n"
+                    f"    --port 8000 {flags}\n```")
+        if r < 0.85:
+            return (f"```bash\ndocker run --runtime nvidia --gpus all -v ~/.cache/huggingface:/root/.cache/huggingface "
+                    f"-p 8000:8000 --ipc=host vllm/vllm-openai:v{ver} --model {model} {flags}\n```")
+        args = ", ".join(f"{f.split()[0].lstrip('-').replace('-', '_')}={f.split()[1] if ' ' in f else 'True'}"
+                         for f in flags.split(" --") if f.strip() and not f.strip().startswith("'"))
+        return f"```python\nfrom vllm import LLM\n\nllm = LLM(model=\"{model}\"{', ' + args if args else ''})\n```"
+
+    def cause(self, v: dict[str, Any], header: str) -> str:
+        """An earlier exception in a chain ("The above exception was the direct cause ...")."""
+        rng = self.rng
+        exc, msg = rng.choice((("RuntimeError", "Worker failed with error '{short} load failed', please check the "
+                                                "stack trace above for the root cause"),
+                               ("KeyError", "'model.layers.{rank}.mlp.experts'"),
+                               ("OSError", "[Errno 12] Cannot allocate memory")))
+        return "\n".join((header + "Traceback (most recent call last):",
+                          header + f'  File "{v["path"]}/vllm/v1/executor/multiproc_executor.py", line '
+                                   f'{rng.randint(20, 900)}, in wait_for_ready',
+                          header + "    raise e", header + f"{exc}: {msg.format(**v)}", header,
+                          header + "The above exception was the direct cause of the following exception:", header))
+
     # -- issues ---------------------------------------------------------------------------------------
+    def _env_block(self, env: str, shape: str) -> str:
+        if shape == "details":
+            return (f"<details>\n<summary>The output of <code>python collect_env.py</code></summary>\n\n```text\n{env}"
+                    "```\n\n</details>")
+        if shape == "fence":
+            return f"```text\n{env}```"
+        return "```text\nThe output of `python collect_env.py`\n```"  # left as the template's placeholder
+
     def issue(self, number: int, failure: Failure | None = None) -> dict[str, Any]:
         rng = self.rng
         model = rng.choice(MODELS)
         gpu = rng.choice(GPUS)
         ver = rng.choice(VERSIONS)
-        kind = "bug" if failure is not None else rng.choice(("usage", "feature", "performance", "bug", "installation"))
+        if failure is not None:
+            kind = rng.choices(("bug", "usage", "installation", "free"), (80, 8, 4, 8))[0]
+        else:
+            kind = rng.choices([k for k, _ in KINDS], [w for _, w in KINDS])[0]
         v = self.values(model, gpu, ver)
         env = self.collect_env(ver, gpu, rng.choice((1, 1, 2, 4, 8)))
+        shape = rng.choices(("details", "fence", "placeholder"), (70, 22, 8))[0]
+        env_block = self._env_block(env, shape)
         if failure is not None:
             title = rng.choice(failure.titles).format(**v)
             flags = " ".join(fl.format(**v) for fl in failure.flags)
             story = self.prose(rng.randint(20, 90), failure.words)
-            detail = self.traceback(failure, v, rng.choice(("EngineCore_DP0", "Worker_TP0", "VllmWorker rank=0"))) \
-                if failure.type else (failure.message.format(**v) if failure.message else self.prose(20, failure.words))
-            describe = (f"{story}\n\n```bash\nvllm serve {model} --port 8000 {flags}\n```\n\n```text\n"
+            tag = rng.choice(("EngineCore_DP0", "Worker_TP0", "VllmWorker rank=0"))
+            if failure.type:
+                detail = self.traceback(failure, v, tag)
+                if rng.random() < 0.25:
+                    first, rest = detail.split("\n", 1)  # chained: the same process, without the start banner
+                    detail = self.cause(v, first.removesuffix("EngineCore failed to start.")) + "\n" + rest
+            else:
+                detail = failure.message.format(**v) if failure.message else self.prose(20, failure.words)
+            describe = (f"{story}\n\n{self.command(model, ver, flags)}\n\n```text\n"
                         f"{self.logs(ver, model, rng.randint(3, 25))}\n{detail}\n```\n\n{self.prose(rng.randint(5, 40))}")
         else:
             title = self.prose(rng.randint(5, 12)).rstrip(".")
             describe = self.prose(rng.randint(40, 250))
             if rng.random() < 0.3:
                 describe += f"\n\n```text\n{self.logs(ver, model, rng.randint(3, 30))}\n```"
-        body = (f"### Your current environment\n\n<details>\n<summary>The output of <code>python collect_env.py</code>"
-                f"</summary>\n\n```text\n{env}```\n\n</details>\n\n### 🐛 Describe the bug\n\n{describe}\n\n"
-                "### Before submitting a new issue...\n\n- [x] Make sure you already searched for relevant issues, and "
-                "asked the chatbot living at the bottom right corner of the [documentation page]"
-                "(https://docs.vllm.ai/en/latest/), which can answer lots of frequently asked questions.")
+            if rng.random() < 0.3:
+                describe += "\n\n" + self.command(model, ver, "")
+        body = self._body(kind, env_block, describe, model)
         created = self.start + timedelta(minutes=number * 7)
+        label = {"free": "bug", "new-model": "new model", "doc": "documentation", "rfc": "RFC",
+                 "feature": "feature request"}.get(kind, kind)
         return {
             "number": number, "title": PREFIXES[kind] + title, "body": body,
             "state": "closed" if rng.random() < 0.6 else "open", "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "html_url": f"https://github.com/vllm-project/vllm/issues/{number}", "labels": [{"name": kind}],
+            "html_url": f"https://github.com/vllm-project/vllm/issues/{number}",
+            "labels": [] if kind == "free" else [{"name": label}],
             "user": {"login": "user" + str(rng.randint(1, 50_000))},
             "synthetic": {"failure": failure.id if failure else None, "template": kind},
         }
+
+    def _body(self, kind: str, env: str, describe: str, model: str) -> str:
+        """The Markdown GitHub renders from each issue form (`### <label>` sections, `_No response_`)."""
+        env_section = f"### Your current environment\n\n{env}\n\n"
+        if kind == "bug":
+            return f"{env_section}### 🐛 Describe the bug\n\n{describe}\n\n{CHECKLIST}"
+        if kind == "usage":
+            return f"{env_section}### How would you like to use vllm\n\n{describe}\n\n{CHECKLIST}"
+        if kind == "installation":
+            return (f"{env_section}### How you are installing vllm\n\n```sh\npip install -vvv vllm\n```\n\n"
+                    f"{describe}\n\n{CHECKLIST}")
+        if kind == "feature":
+            return (f"### 🚀 The feature, motivation and pitch\n\n{describe}\n\n### Alternatives\n\n_No response_\n\n"
+                    f"### Additional context\n\n_No response_\n\n{CHECKLIST}")
+        if kind == "performance":
+            return (f"### Proposal to improve performance\n\n_No response_\n\n### Report of performance regression\n\n"
+                    f"{describe}\n\n### Misc discussion on performance\n\n_No response_\n\n"
+                    f"### Your current environment (if you think it is necessary)\n\n{env}\n\n{CHECKLIST}")
+        if kind == "new-model":
+            return (f"### The model to consider.\n\nhttps://huggingface.co/{model}\n\n"
+                    f"### The closest model vllm already supports.\n\n_No response_\n\n"
+                    f"### What's your difficulty of supporting the model you want?\n\n{describe}\n\n{CHECKLIST}")
+        if kind == "doc":
+            return f"### 📚 The doc issue\n\n{describe}\n\n### Suggest a potential alternative/fix\n\n_No response_\n\n{CHECKLIST}"
+        if kind == "rfc":
+            return (f"### Motivation.\n\n{describe}\n\n### Proposed Change.\n\n{self.prose(30)}\n\n### Feedback Period.\n\n"
+                    f"_No response_\n\n### CC List.\n\n_No response_\n\n### Any Other Things.\n\n_No response_\n\n{CHECKLIST}")
+        return f"{describe}\n\n{env}" if self.rng.random() < 0.5 else describe  # no template at all
 
     def issues(self, n: int, start: int = 1, failure_share: float = 0.45) -> Iterator[dict[str, Any]]:
         for number in range(start, start + n):
