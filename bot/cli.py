@@ -32,16 +32,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     # each issue sees only earlier ones, also when --db reuses an index that holds the whole export
     index = None if args.no_duplicates else ChronologicalIndex(DuplicateIndex.open(args.db), issues)
     progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
+    html = None
+    if args.html:
+        from bot.dashboard.report import HtmlReport
+
+        html = HtmlReport(args.export)
+    tee = html.tee if html is not None else (lambda sink: sink)
     try:
         if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
-                replay(issues, rules, index, write_jsonl(out), summary, progress, jobs=args.jobs)
+                replay(issues, rules, index, tee(write_jsonl(out)), summary, progress, jobs=args.jobs)
         else:
-            replay(issues, rules, index, print_readable(sys.stdout), summary, progress, jobs=args.jobs)
+            replay(issues, rules, index, tee(print_readable(sys.stdout)), summary, progress, jobs=args.jobs)
     finally:
         if index is not None:
             index.close()
     print(summary.render(), file=sys.stderr)
+    if html is not None:
+        html.write(args.html, summary)
+        print(f"report: {args.html}", file=sys.stderr)
     return 0
 
 
@@ -112,7 +121,7 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     from bot.app.backfill import backfill, client_for
     from bot.app.core import index_path, open_index
     from bot.app.settings import SettingsError, from_env
-    from bot.app.store import SqliteStore
+    from bot.app.store import open_store
 
     repo = args.github
     if repo.count("/") != 1 or not all(repo.split("/")):
@@ -122,15 +131,20 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     except SettingsError as e:
         sys.exit(f"vllm-triage index: {e}")
     rules = _rules(args)
-    path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
-    index = open_index(path)
+    if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/app/dupes_pg.py)
+        from bot.app.dupes_pg import open_postgres_index
+
+        path, index = "the Postgres database", open_postgres_index(settings.database_url, repo)
+    else:
+        path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
+        index = open_index(path)
 
     async def go():
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:
             gh, installation = await client_for(repo, settings, session, os.environ.get("GITHUB_TOKEN"))
             store = None
             if args.queue_missed:
-                store = SqliteStore(settings.sqlite_path)
+                store = open_store(settings.database_url)
                 await store.migrate()
             try:
                 def progress(n: int) -> None:
@@ -174,6 +188,34 @@ def cmd_index_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_redeliver(args: argparse.Namespace) -> int:
+    from bot.app.redeliver import run
+
+    return run(args.since, dry_run=args.dry_run, limit=args.max)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.app.settings import SettingsError, from_env
+    from bot.app.store import open_store
+
+    try:
+        settings = from_env()
+    except SettingsError as e:
+        sys.exit(f"vllm-triage migrate: {e}")
+
+    async def go() -> int:
+        store = open_store(settings.database_url)
+        try:
+            return await store.migrate()
+        finally:
+            await store.close()
+
+    print(f"schema at version {asyncio.run(go())} ({settings.database_url.split('://')[0]})")
+    return 0
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     if args.github:
         return cmd_index_github(args)
@@ -193,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the sample export shipped in samples/)")
     r.add_argument("--out", help="write one JSON object per issue here (default: print a readable triage)")
     r.add_argument("--no-duplicates", action="store_true", help="skip duplicate search")
+    r.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (summary, labels, "
+                   "diagnoses, duplicate clusters, agreement with the export's labels)")
     r.add_argument("--db", help="duplicate index file to reuse and update (default: a fresh one in memory)")
     r.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse and diagnose in N worker processes (duplicates stay in order; same output)")
@@ -220,6 +264,16 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--queue-missed", action="store_true",
                     help="with --github: queue a triage for open issues the bot has no record of")
     ix.set_defaults(func=cmd_index)
+
+    rd = sub.add_parser("redeliver", help="ask GitHub to deliver again the webhooks that failed since a time")
+    rd.add_argument("--since", default="24h",
+                    help="a duration (30m, 6h, 2d) or an ISO 8601 time, UTC unless it says (default: %(default)s)")
+    rd.add_argument("--dry-run", action="store_true", help="list the failed deliveries, redeliver nothing")
+    rd.add_argument("--max", type=int, metavar="N", help="redeliver at most N deliveries")
+    rd.set_defaults(func=cmd_redeliver)
+
+    mg = sub.add_parser("migrate", help="apply the migrations DATABASE_URL lacks, then exit (serve also does)")
+    mg.set_defaults(func=cmd_migrate)
 
     rl = sub.add_parser("rules", help="rule-file tools")
     rsub = rl.add_subparsers(dest="rules_command", required=True)

@@ -52,18 +52,25 @@ def index_path(data_dir: Path | str, repo: str) -> Path:
 
 
 class Core:
-    def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+    def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
+                 database_url: str | None = None) -> None:
         from bot.rules import DEFAULT_RULES_DIR, load_rules
 
         self.rules = load_rules(rules_dir or DEFAULT_RULES_DIR)
         self.data_dir = data_dir
+        self.database_url = database_url  # postgresql://…: the replicas share one index there
         self.triage_fn = triage_fn
         self.indexes: dict[str, Any] = {}
 
     def index(self, repo: str) -> Any:
         index = self.indexes.get(repo)
         if index is None:
-            index = self.indexes[repo] = open_index(index_path(self.data_dir, repo))
+            if self.database_url and self.database_url.startswith(("postgresql://", "postgres://")):
+                from bot.app.dupes_pg import open_postgres_index
+
+                index = self.indexes[repo] = open_postgres_index(self.database_url, repo)
+            else:
+                index = self.indexes[repo] = open_index(index_path(self.data_dir, repo))
         return index
 
     def ready(self) -> bool:
@@ -102,9 +109,10 @@ class Core:
 _CORE: Core | None = None  # the child process's Core
 
 
-def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
+          database_url: str | None = None) -> None:
     global _CORE
-    _CORE = Core(rules_dir, data_dir, triage_fn)
+    _CORE = Core(rules_dir, data_dir, triage_fn, database_url)
 
 
 def _call(method: str, *args: Any) -> Any:
@@ -113,9 +121,10 @@ def _call(method: str, *args: Any) -> Any:
 
 
 class CoreRunner:
-    def __init__(self, kind: str, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]) -> None:
+    def __init__(self, kind: str, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
+                 database_url: str | None = None) -> None:
         self.kind = kind
-        self._args = (rules_dir, data_dir, triage_fn)
+        self._args = (rules_dir, data_dir, triage_fn, database_url)
         self._local: Core | None = None
         self._executor = self._new_executor()
 

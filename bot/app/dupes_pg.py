@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 import psycopg
 
+from bot.dupes.index import DuplicateIndex
 from bot.dupes.store import KEY_LIMIT, StoredIssue
 
 DEADLOCK_RETRIES = 5
@@ -182,3 +183,18 @@ class PostgresIndexStore:
             self._closed = True
             self._owner.release()
 
+
+
+_SHARED: dict[str, PostgresIndexes] = {}
+
+
+def open_postgres_index(url: str, repo: str) -> DuplicateIndex:
+    """The repository's index in the database at `url`, on this process's shared connection. The first call
+    applies missing migrations (`index --github` may run before any server has)."""
+    owner = _SHARED.get(url)
+    if owner is None:
+        from bot.app.store_pg import migrate_sync
+
+        migrate_sync(url)
+        owner = _SHARED[url] = PostgresIndexes(url)
+    return DuplicateIndex(owner.store(repo))

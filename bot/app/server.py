@@ -22,7 +22,7 @@ from bot.app.handlers import installation_of, issue_number_of, repo_of
 from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
-from bot.app.store import SqliteStore, Store
+from bot.app.store import Store, open_store
 from bot.app.worker import Worker
 from bot.triage import triage
 
@@ -149,7 +149,7 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
     app[METRICS] = Metrics()
 
     async def lifecycle(app: web.Application):
-        app[STORE] = store or SqliteStore(settings.sqlite_path)
+        app[STORE] = store or open_store(settings.database_url, pool_size=settings.workers + 4)
         await app[STORE].migrate()
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout))
         github = GitHub(settings, session) if settings.has_credentials else None

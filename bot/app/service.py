@@ -60,7 +60,8 @@ class Service:
         self.triage_fn = triage_fn
         self.metrics = metrics or Metrics()
         self.configs = ConfigCache(settings.config_cache_seconds)
-        self._core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn)
+        self._core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn,
+                                settings.database_url)
 
     async def core(self, method: str, *args: Any) -> Any:
         """Run a method of bot.app.core.Core (triage, index_closed, mark_duplicate) away from the event loop."""

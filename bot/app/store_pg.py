@@ -185,6 +185,24 @@ def _migration_statements(script: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
+def migrate_sync(url: str, clock=time.time) -> int:
+    """`PostgresStore.migrate` for synchronous callers (the duplicate index of `index --github`)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:  # one transaction, committed on leaving the block
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
+                     " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION)")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+        for version, script in enumerate(PG_MIGRATIONS, start=1):
+            if version not in done:
+                for statement in _migration_statements(script):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
+                             (version, clock()))
+    return len(PG_MIGRATIONS)
+
+
 class PostgresStore:
     """A connection pool; every method is one short transaction."""
 
