@@ -131,6 +131,15 @@ def issue_rows(records: Iterable[DecisionRecord], rules: RuleSet | None,
 
 # ------------------------------------------------------------------------------------------------- overview
 
+def anchor_time(rows: list[IssueRow], now: float, days: int = 30) -> float:
+    """The end of the overview's windows: now, unless nothing was opened in the last `days` days (a server filled
+    from an old export), then the day the newest issue was opened."""
+    newest = max((r.opened for r in rows), default=None)
+    if newest is None or newest >= now - days * DAY:
+        return now
+    return newest
+
+
 def daily_series(rows: list[IssueRow], now: float, days: int) -> list[date]:
     end = day_of(now)
     return [end - timedelta(days=i) for i in range(days - 1, -1, -1)]

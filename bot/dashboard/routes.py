@@ -144,12 +144,14 @@ async def overview(request: web.Request) -> web.Response:
     queue = data.build_queue(rows, parked, config_errors, dash.settings.low_confidence, data.QueueFilter(), now)
     stats = data.rule_stats(rows, states, feedback, await dash.rules(), await _rejected_reasons(store, feedback))
     diagnosed = sum(1 for r in rows if r.findings)
+    anchor = data.anchor_time(rows, now)
     return _page(
         request, "overview.html.j2", title="Overview",
         totals={"issues": len(rows), "diagnosed": diagnosed, "needs_info": sum(1 for r in rows if r.needs_info),
                 "with_duplicates": sum(1 for r in rows if r.candidates), "queue": len(queue),
                 "parked": len(parked), "config_errors": len(config_errors)},
-        charts=data.chart_data(rows, now), top7=data.top_causes(rows, now, 7), top30=data.top_causes(rows, now, 30),
+        charts=data.chart_data(rows, anchor), top7=data.top_causes(rows, anchor, 7),
+        top30=data.top_causes(rows, anchor, 30), anchor=anchor if anchor != now else None,
         rule_stats=stats, dupes=data.duplicate_stats(rows, feedback),
         deliveries=await store.delivery_counts())
 

@@ -3,6 +3,7 @@ findings, candidates and plan, the decision history and the maintainers' feedbac
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,12 @@ class IssueView:
 
 
 def _text(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else repr(value) if not isinstance(value, int | float) else str(value)
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, dict | list | tuple):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
