@@ -109,6 +109,7 @@ def render_comment(
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
         "report": _report_view(report),
         "kind": Safe(nz.plain(report.kind, 20)),
+        "environment_placeholder": report.environment_placeholder and not needs_info,
     }
     body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(**context)
     body = _tidy(body)

@@ -182,3 +182,24 @@ def test_hostile_text_anywhere_cannot_ping_inject_or_fake_the_marker(title, body
     assert not re.search(r"&(?!(?:lt|gt|amp|quot);)[#A-Za-z]", out)
     assert out.count("<details>") == 1 and out.count("</details>") == 1
     assert len(out) < 65_536
+
+
+def test_placeholder_environment_is_noted_when_the_version_came_from_the_log():
+    from bot.report import parse
+    from bot.rules import load_rules
+
+    body = (
+        "### Your current environment\n\n<details>\n"
+        "<summary>The output of <code>python collect_env.py</code></summary>\n\n"
+        "```text\nYour output of `python collect_env.py` here\n```\n\n</details>\n\n### 🐛 Describe the bug\n\n"
+        "```\n(APIServer pid=77) INFO 01-02 03:04:05 [api_server.py:1805] vLLM API server version 0.12.0\n"
+        "(EngineCore_DP0 pid=91) ValueError: No available memory for the cache blocks. "
+        "Try increasing `gpu_memory_utilization` when initializing the engine.\n```\n"
+    )
+    report = parse("[Bug]: engine fails to start", body)
+    assert report.environment_placeholder and not report.needs_info
+    findings = load_rules().evaluate(report)
+    comment = render_comment(report, findings, (), report.needs_info)
+    assert comment is not None
+    assert "still holds the template placeholder" in comment
+    assert "`0.12.0`) was read from your server log" in comment
