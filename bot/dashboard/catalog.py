@@ -37,6 +37,7 @@ class CatalogEntry:
     message: str | None                  # the error as vLLM prints it (from the rule's first example)
     meaning: str                         # Markdown: the explanation for a report that gave no details
     solutions: str                       # Markdown: the workaround for a report that gave no details
+    texts_from_example: bool             # ... or, when those read badly, as computed for the example report
     raised_in: str | None
     source_url: str | None               # the file on GitHub, when raised_in names one
     affects: str | None                  # PEP 440 range of affected versions
@@ -55,6 +56,7 @@ class CatalogEntry:
         out = {
             "id": self.id, "title": self.title, "labels": list(self.labels), "confidence": self.confidence,
             "message": self.message, "meaning": self.meaning, "solutions": self.solutions,
+            "texts_from_example": self.texts_from_example,
             "raised_in": self.raised_in, "source_url": self.source_url, "affects": self.affects,
             "fixed_in": self.fixed_in, "when": self.trigger,
             "example_fix": {"title": self.example_title, "before": self.example_command, "after": self.example_fix,
@@ -93,17 +95,41 @@ def _generic(rule: Rule, key: str) -> str:
     try:
         return render(getattr(rule, key), template_context(report, {}, {}, None))
     except Exception:
-        return rule.title if key == "explanation" else ""
+        return ""
+
+
+_HOLE = re.compile(r"\w ,| \(\)|(?<!`)``(?!`)| ''")
+
+
+def _reads_well(text: str) -> bool:
+    """False when a value the template interpolates is missing ("rank , above", an empty code span)."""
+    return bool(text.strip()) and _HOLE.search(text) is None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z0-9_.]{4,}", text.lower()) if w not in _COMMON}
+
+
+_COMMON = {"model", "models", "error", "fails", "failed", "vllm", "cannot", "without", "because", "which", "their"}
 
 
 def _related(rule: Rule, rules: RuleSet) -> tuple[tuple[str, str], ...]:
+    """Rules it supersedes or is superseded by, then rules sharing its labels, then its source file, then title
+    words."""
     by_id = {r.id: r for r in rules.rules}
     picked: list[str] = [rid for rid in rule.supersedes if rid in by_id]
     picked += [r.id for r in rules.rules if rule.id in r.supersedes and r.id not in picked]
     labels = set(rule.labels)
-    sharing = sorted((r for r in rules.rules if r.id != rule.id and r.id not in picked and labels & set(r.labels)),
-                     key=lambda r: (-len(labels & set(r.labels)), r.id))
-    picked += [r.id for r in sharing]
+    path = _PATH.search(rule.raised_in or "")
+    words = _words(rule.title)
+
+    def closeness(r: Rule) -> tuple[int, int, int]:
+        other = _PATH.search(r.raised_in or "")
+        same_file = int(bool(path and other and path.group(0) == other.group(0)))
+        return len(labels & set(r.labels)), same_file, len(words & _words(r.title))
+
+    scored = [(closeness(r), r.id) for r in rules.rules if r.id != rule.id and r.id not in picked]
+    picked += [rid for score, rid in sorted(scored, key=lambda x: (tuple(-v for v in x[0]), x[1])) if any(score)]
     return tuple((rid, by_id[rid].title) for rid in picked[:MAX_RELATED])
 
 
@@ -118,11 +144,15 @@ def build_entry(rule: Rule, rules: RuleSet) -> CatalogEntry:
         hits = [e for e in finding.evidence if e.where in ("exception", "log", "error", "body", "title")]
         message = hits[0].matched if hits else None
     message = message or error or (report.error_lines[0] if report.error_lines else None)
+    meaning, solutions = _generic(rule, "explanation"), _generic(rule, "workaround")
+    from_example = finding is not None and not (_reads_well(meaning) and _reads_well(solutions))
+    if from_example:
+        meaning, solutions = finding.explanation, finding.workaround
     raised = rule.raised_in
     path = _PATH.search(raised) if raised else None
     return CatalogEntry(
         id=rule.id, title=rule.title, labels=rule.labels, confidence=rule.confidence,
-        message=message, meaning=_generic(rule, "explanation"), solutions=_generic(rule, "workaround"),
+        message=message, meaning=meaning, solutions=solutions, texts_from_example=from_example,
         raised_in=raised, source_url=f"{VLLM_REPO}/blob/main/{path.group(0)}" if path else None,
         affects=str(rule.affects) if rule.affects is not None else None,
         fixed_in=str(rule.fixed_in) if rule.fixed_in is not None else None,

@@ -37,6 +37,13 @@ def _ago(ts: float | None, now: float | None = None) -> str:
     return "just now"
 
 
+def _url(value: object) -> str | None:
+    """Only http(s) links from data (an export or a payload could carry `javascript:`); None otherwise."""
+    if not isinstance(value, str) or len(value) > 2000 or not value.startswith(("https://", "http://")):
+        return None
+    return None if any(c.isspace() or ord(c) < 32 for c in value) else value
+
+
 def _pct(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value * 100:.{digits}f}%"
 
@@ -46,7 +53,7 @@ def environment(directory: str | None = None) -> Environment:
     root = Path(directory) if directory else templates_dir() / "dashboard"
     env = Environment(loader=FileSystemLoader(str(root)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(md=to_html, when=_when, day=_day, ago=_ago, pct=_pct)
+    env.filters.update(md=to_html, when=_when, day=_day, ago=_ago, pct=_pct, url=_url)
     return env
 
 
