@@ -33,10 +33,10 @@ from bot.dupes.scoring import (
 from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
 from bot.report.model import Report
 
-POSTINGS_BUDGET = 2000     # postings read per query in stage 1, whatever the size of the history
+POSTINGS_BUDGET = 1200     # postings read per query in stage 1, whatever the size of the history
 MAX_QUERY_TERMS = 32       # rarest query terms used to find candidates
-RESCORE = 24               # candidates scored exactly in stage 2 (besides the exact-key ones)
-MAX_KEY_CANDIDATES = 24
+RESCORE = 16               # candidates scored exactly in stage 2 (besides the exact-key ones)
+MAX_KEY_CANDIDATES = 16
 
 
 @dataclass(frozen=True)
