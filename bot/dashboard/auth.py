@@ -45,6 +45,11 @@ class Session:
         return self.user is not None
 
 
+SESSION = web.RequestKey("vt_session", Session)
+NEW_SESSION = web.RequestKey("vt_session_new", bool)
+SESSION_OUT = web.RequestKey("vt_session_out", object)   # a Session to write, False to clear
+
+
 def _sign(secret: bytes, data: bytes) -> str:
     return hmac.new(secret, data, hashlib.sha256).hexdigest()
 
@@ -80,14 +85,14 @@ def csrf_token(settings: DashboardSettings, session: Session) -> str:
 
 
 def current_session(request: web.Request) -> Session:
-    return request["vt_session"]
+    return request[SESSION]
 
 
 def set_session(request: web.Request, session: Session | None) -> None:
     """Replace the request's session; the middleware writes (or clears) the cookie on the way out."""
-    request["vt_session_out"] = session if session is not None else False
+    request[SESSION_OUT] = session if session is not None else False
     if session is not None:
-        request["vt_session"] = session
+        request[SESSION] = session
 
 
 def same_origin(request: web.Request) -> bool:
@@ -99,8 +104,8 @@ def same_origin(request: web.Request) -> bool:
 
 async def check_csrf(request: web.Request, settings: DashboardSettings) -> dict[str, str]:
     """The POSTed form, after the CSRF checks; raises 403 when they fail."""
-    session: Session | None = request.get("vt_session")
-    if session is None or request.get("vt_session_new"):
+    session: Session | None = request.get(SESSION)
+    if session is None or request.get(NEW_SESSION):
         raise web.HTTPForbidden(text="CSRF check failed: no session cookie (reload the page and try again)")
     if not same_origin(request):
         raise web.HTTPForbidden(text="CSRF check failed: cross-origin request")
@@ -151,14 +156,14 @@ def session_middleware(settings: DashboardSettings, prefixes: tuple[str, ...]):
             session = decode_session(settings.secret, request.cookies.get(COOKIE))
             if session is None:
                 session = new_session(settings)
-                request["vt_session_new"] = True
-                request["vt_session_out"] = session
-            request["vt_session"] = session
+                request[NEW_SESSION] = True
+                request[SESSION_OUT] = session
+            request[SESSION] = session
         static = request.path.startswith("/dashboard/static/")
 
         def finish(response: web.StreamResponse) -> None:
             security_headers(response, html=ours and not static)
-            out = request.get("vt_session_out") if ours and not static else None
+            out = request.get(SESSION_OUT) if ours and not static else None
             if out is False:
                 response.del_cookie(COOKIE, path="/")
             elif out is not None:

@@ -1,0 +1,70 @@
+"""Fixtures: a dashboard on the real App (dry-run, SQLite) filled by delivering an export as signed webhooks."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import uuid
+from pathlib import Path
+
+from aiohttp.test_utils import TestClient
+
+from bot.dashboard.feed import issue_payload
+from bot.dashboard.settings import token_digest
+from bot.export import issue_from_json
+
+from .export import export_issues
+
+SECRET = "dashboard-test-secret"
+ALICE_TOKEN = "alice-maintainer-token-0001"
+TOKENS = f"alice:sha256:{token_digest(ALICE_TOKEN)}"
+REPO = "vllm-project/vllm"
+
+
+def server_env(tmp: Path, port: int | None = None, *, public: bool = True) -> dict[str, str]:
+    env = {
+        "DATABASE_URL": f"sqlite:///{tmp / 'triage.sqlite3'}", "VLLM_TRIAGE_DATA_DIR": str(tmp / "data"),
+        "GITHUB_WEBHOOK_SECRET": SECRET, "VLLM_TRIAGE_WORKERS": "1", "VLLM_TRIAGE_POLL_INTERVAL": "0.05",
+        "DASHBOARD_TOKENS": TOKENS, "DASHBOARD_PUBLIC": "1" if public else "0", "HOST": "127.0.0.1",
+    }
+    if port is not None:
+        env["PORT"] = str(port)
+    return env
+
+
+def signed(payload: dict) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(payload).encode()
+    return body, {"Content-Type": "application/json", "X-GitHub-Event": "issues",
+                  "X-GitHub-Delivery": str(uuid.uuid4()),
+                  "X-Hub-Signature-256": "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()}
+
+
+async def fill(client: TestClient) -> None:
+    """Deliver the test export (oldest first) and wait until the worker has processed every delivery."""
+    import asyncio
+
+    for raw in export_issues():
+        issue = issue_from_json(raw)
+        actions = ("opened", "closed") if issue.state == "closed" else ("opened",)
+        for action in actions:
+            body, headers = signed(issue_payload(issue, REPO, action))
+            resp = await client.post("/webhook", data=body, headers=headers)
+            assert resp.status == 202, await resp.text()
+    for _ in range(600):
+        health = await (await client.get("/healthz")).json()
+        if health.get("worker") is not False and not health["deliveries"]["queued"] \
+                and not health["deliveries"]["running"]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"deliveries still pending: {health}")
+
+
+_CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+
+
+def csrf_of(html: str) -> str:
+    m = _CSRF.search(html)
+    assert m, "no CSRF token in the page"
+    return m.group(1)
