@@ -6,6 +6,7 @@ Pure. Everything is processed line by line with bounded line length; patterns ha
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_LINE = 500            # characters of one line that are tokenised
 MAX_BODY_TOKENS = 600     # tokens kept from the description (the problem statement comes first)
@@ -113,19 +114,29 @@ def stem(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=200_000)
+def _term(raw: str) -> str:
+    """The index term for one word token ("" = dropped); cached, the vocabulary repeats a lot."""
+    low = raw.lower()
+    if low in _DROP or (len(low) >= 8 and _HEXLIKE.match(low)):
+        return ""
+    return stem(low)
+
+
 def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> list[str]:
     """Lowercased, stemmed word tokens; stop words, boilerplate, URLs and hex-ish noise dropped."""
     out: list[str] = []
     for line in text.split("\n"):
-        for raw in _TOKEN.findall(_URL.sub(" ", line[:MAX_LINE])):
+        if "://" in line or "www." in line:
+            line = _URL.sub(" ", line[:MAX_LINE])
+        for raw in _TOKEN.findall(line[:MAX_LINE]):
             if raw[0].isdigit():
                 if numbers:
                     out.append(raw)
                 continue
-            low = raw.lower()
-            if low in _DROP or (len(low) >= 8 and _HEXLIKE.match(low)):
-                continue
-            out.append(stem(low))
+            term = _term(raw)
+            if term:
+                out.append(term)
         if limit is not None and len(out) >= limit:
             return out[:limit]
     return out
