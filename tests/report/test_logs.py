@@ -13,15 +13,15 @@ def one(line: str):
 
 
 def test_nested_process_tags_keep_the_innermost_process_and_level():
-    e = one("(EngineCore_DP0 pid=26353) (Worker_TP7 pid=26373) ERROR 12-17 13:32:44 [multiproc_executor.py:815] "
+    e = one("(EngineCore_DP0 pid=8841) (Worker_TP3 pid=8862) ERROR 01-06 22:19:50 [multiproc_executor.py:822] "
             "Traceback (most recent call last):")
     assert e.text == "Traceback (most recent call last):"
-    assert (e.process, e.pid, e.level, e.where) == ("Worker_TP7", 26373, "ERROR", "multiproc_executor.py:815")
-    assert e.tags == ("EngineCore_DP0", "Worker_TP7")
+    assert (e.process, e.pid, e.level, e.where) == ("Worker_TP3", 8862, "ERROR", "multiproc_executor.py:822")
+    assert e.tags == ("EngineCore_DP0", "Worker_TP3")
 
 
 def test_old_logger_header_without_bracket():
-    e = one("(VllmWorkerProcess pid=13359) ERROR 08-02 18:15:15 multiproc_worker_utils.py:226]     raise RuntimeError(")
+    e = one("(VllmWorkerProcess pid=40712) ERROR 10-27 06:58:31 multiproc_worker_utils.py:226]     raise RuntimeError(")
     assert e.text == "    raise RuntimeError("
     assert (e.process, e.level, e.where) == ("VllmWorkerProcess", "ERROR", "multiproc_worker_utils.py:226")
 
@@ -67,7 +67,7 @@ def test_compose_and_kubectl_timestamp_prefixes():
 def test_one_entry_per_body_line_and_crlf():
     body = "a\r\nb\rc\n\nd"
     assert len(clean_log(body)) == len(body.splitlines())
-    assert [e.text for e in clean_log("INFO 03-10 19:20:41 [utils.py:302] x\r\n")] == ["x"]
+    assert [e.text for e in clean_log("INFO 07-08 14:02:26 [utils.py:302] x\r\n")] == ["x"]
 
 
 def test_markdown_quote_and_repl_prompt():

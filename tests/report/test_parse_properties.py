@@ -24,9 +24,9 @@ import bot.report.tracebacks
 from bot.report import Report, parse
 
 PREFIXES = [
-    "", "(APIServer pid=1) ", "(EngineCore_DP0 pid=26353) (Worker_TP7 pid=26373) ", "[rank0]: ",
+    "", "(APIServer pid=1) ", "(EngineCore_DP0 pid=8841) (Worker_TP3 pid=8862) ", "[rank0]: ",
     "(RayWorkerWrapper pid=123, ip=10.0.0.1) ", "(VllmWorkerProcess pid=9) ", "vllm-1  | ",
-    "2025-03-10T19:20:41.123Z ", "INFO 03-10 19:20:41 [utils.py:302] ", "ERROR 03-10 19:20:41 llm_engine.py:72] ",
+    "2025-07-08T14:02:26.517Z ", "INFO 07-08 14:02:26 [utils.py:302] ", "ERROR 07-08 14:02:26 llm_engine.py:72] ",
     "\x1b[0;36m", "[0;36m", "> ", ">>> ", "E   ", "    ", "```", "**",
 ]
 FRAGMENTS = [
