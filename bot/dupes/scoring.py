@@ -28,7 +28,10 @@ class Policy:
         generic errors (CUDA OOM, a failed import) are shared by unrelated root causes;
       * text alone needs text ≥ threshold / w_text ≈ 0.86;
       * when both reports are diagnosed and no diagnosis is shared (a near miss: the same error for another
-        reason), the error signal does not count; only the text-alone path is left.
+        reason), the error signal does not count; only the text-alone path is left;
+      * the text-alone path needs a query of at least `min_text_terms` distinct terms: a near-empty report (a
+        bare title, a wrapper traceback, an unfilled template) is "similar" to every report that repeats its few
+        words, so its text score is scaled down by terms / min_text_terms.
     """
 
     w_text: float = 0.7
@@ -37,6 +40,7 @@ class Policy:
     w_frames: float = 0.05
     threshold: float = 0.6
     veto_rule_conflict: bool = True
+    min_text_terms: int = 12
 
 
 DEFAULT_POLICY = Policy()
@@ -76,6 +80,7 @@ class Match:
     rule_conflict: bool = False              # both diagnosed, no diagnosis in common
     shared_flags: tuple[str, ...] = ()
     shared_terms: tuple[str, ...] = ()
+    query_terms: int = 1 << 30               # distinct terms of the query's vector (its information content)
 
     @property
     def strong(self) -> bool:
@@ -96,12 +101,15 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags)
     return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules,
-                 rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms)
+                 rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
+                 query_terms=len(query.vector))
 
 
 def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
     """One score in [0, 1]; a pair is linked when it reaches policy.threshold."""
     score = policy.w_text * m.text
+    if not m.strong and m.query_terms < policy.min_text_terms:
+        score *= m.query_terms / policy.min_text_terms
     if m.shared_rules:
         score += policy.w_rule
     if m.signature is not None and not (m.rule_conflict and policy.veto_rule_conflict):

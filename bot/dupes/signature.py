@@ -35,6 +35,12 @@ _WRAPPERS = (
     "initialization failed",
     "background process",
     "enginedeaderror",
+    # pip's summary lines: the build error itself is further up
+    "did not run successfully",
+    "subprocess-exited-with-error",
+    "failed building wheel",
+    "could not build wheels",
+    "failed to build installable wheels",
 )
 _WRAPPER_TYPES = {"EngineDeadError", "KeyboardInterrupt", "SystemExit", "CancelledError"}
 _MIN_TEXT = 10  # letters outside placeholders: fewer ("<q>", "ERROR: <num>") say nothing

@@ -72,3 +72,14 @@ def test_error_lines_and_root_cause_first():
     sigs = signatures(r)
     assert [s.type for s in sigs] == ["ValueError", ""]
     assert line_signature("ERROR: 12") is None
+
+
+def test_pip_summary_lines_are_not_signatures():
+    from bot.dupes.signature import line_signature
+
+    for line in ("× Building wheel for vllm (pyproject.toml) did not run successfully.",
+                 "error: subprocess-exited-with-error",
+                 "ERROR: Failed building wheel for vllm",
+                 "ERROR: Could not build wheels for vllm, which is required to install pyproject.toml-based projects"):
+        assert line_signature(line) is None, line
+    assert line_signature("fatal error: Python.h: No such file or directory") is not None

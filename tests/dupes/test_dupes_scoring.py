@@ -55,3 +55,29 @@ def test_reason_cannot_mention_people_or_inject_html():
     m = Match(text=0.9, signature=Signature("ValueError", "x", (), "ping @octocat <img src=x> ```"))
     why = reason(m)
     assert "@octocat" not in why and "<img" not in why and "```" not in why
+
+
+def _doc_of(title: str, body: str):
+    from bot.report import parse
+
+    return build_doc(parse(title, body))
+
+
+def test_near_empty_reports_do_not_link_on_wording_alone():
+    # a bare title over an empty template: every earlier report repeating its three words would be "100 % similar"
+    bare = _doc_of("[Installation]: Failed building wheel for vllm", "### Your current environment\n")
+    assert len(bare.vector) < DEFAULT_POLICY.min_text_terms
+    earlier = _doc_of("pip install fails: Failed building wheel for vllm",
+                      "Building wheel for vllm (pyproject.toml) ... error on Ubuntu 22.04 with CUDA 12.1")
+    m = compare(bare, earlier, text=1.0)
+    assert not m.strong
+    assert combine(m) < DEFAULT_POLICY.threshold
+    # a report with real content still links on very similar wording
+    assert combine(Match(text=0.95, query_terms=40)) >= DEFAULT_POLICY.threshold
+
+
+def test_a_strong_signal_is_not_scaled_down_for_short_reports():
+    from bot.dupes.signature import Signature
+
+    sig = Signature("ValueError", "Bfloat16 is only supported on GPUs with compute capability of at least <num>")
+    assert combine(Match(text=0.5, signature=sig, query_terms=4)) >= DEFAULT_POLICY.threshold
