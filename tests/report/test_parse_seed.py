@@ -1,11 +1,11 @@
-"""The seed report's shape end to end: PP + MTP draft on a Qwen3.5 MoE checkpoint, logged through nohup."""
+"""The seed report's shape end to end: PP + MTP draft on a GLM-4.5 MoE checkpoint, logged through nohup."""
 
 from pathlib import Path
 
 from bot.report import parse
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "logs"
-TITLE = "[Bug]: Qwen3.5 MoE fails to start with pipeline parallelism and MTP"
+TITLE = "[Bug]: GLM-4.5-Air FP8 will not start with -pp 2 and MTP"
 
 
 def report():
@@ -14,21 +14,21 @@ def report():
 
 def test_flags_from_command_and_non_default_args():
     r = report()
-    assert r.flags["pipeline_parallel_size"] == 4
+    assert r.flags["pipeline_parallel_size"] == 2
     assert r.flags["tensor_parallel_size"] == 1          # only on the command line: it is vLLM's default
-    assert r.flags["speculative_config"] == {"method": "qwen3_next_mtp", "num_speculative_tokens": 2}
-    assert r.flags["moe_backend"] == "marlin"
-    assert r.flags["distributed_executor_backend"] == "ray"
+    assert r.flags["speculative_config"] == {"method": "mtp", "num_speculative_tokens": 1}
+    assert r.flags["moe_backend"] == "triton"
+    assert r.flags["distributed_executor_backend"] == "mp"
     assert r.non_default_args is not None and "tensor_parallel_size" not in r.non_default_args
     assert {c.entrypoint for c in r.commands} == {"api-server"}
-    assert all(c.model == "/models/Qwen3.5-35B-A3B" for c in r.commands)
+    assert all(c.model == "/mnt/ckpt/GLM-4.5-Air-FP8" for c in r.commands)
 
 
 def test_model_and_first_resolved_architecture():
     r = report()
-    assert r.model == "/models/Qwen3.5-35B-A3B"
-    assert r.architectures == ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeMTP")
-    assert r.architecture == "Qwen3_5MoeForConditionalGeneration"
+    assert r.model == "/mnt/ckpt/GLM-4.5-Air-FP8"
+    assert r.architectures == ("Glm4MoeForCausalLM", "Glm4MoeMTP")
+    assert r.architecture == "Glm4MoeForCausalLM"
 
 
 def test_root_cause_is_the_pipeline_parallel_error():
