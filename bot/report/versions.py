@@ -49,6 +49,9 @@ _NO_PROBLEM = ("doesn't happen", "does not happen", "didn't happen", "did not ha
 _CURRENT = ("latest", "new:", "current", "now ", "still", "upgrade to", "upgraded to", "upgrading to", "updated to",
             "updating to", "switched to", "switching to", "moved to", "moving to", "since ")
 _TRANSITIONS = frozenset({"->", "-->", "=>", "→", "to", "~>"})
+# a number followed by one of these is a measurement ("vLLM - 7.5 tok/s", "vllm: 0.8 s"), not a version
+_UNIT_RE = re.compile(r"\s{0,2}(?:%|x\b|(?:tok|tokens?|t|it|req|requests?|seq)/s|(?:tok|tokens?|t/s|tps|qps|rps|"
+                      r"s|sec|secs|seconds?|ms|min|minutes?|h|hours?|gb|gib|mb|mib|kb|times)\b)", re.IGNORECASE)
 
 
 def valid_version(token: str) -> str | None:
@@ -114,7 +117,9 @@ def _version_after(line: str, pos: int) -> tuple[str, int, int] | None:
             if not m:
                 return None
             v = valid_version(m.group(0))
-            return (v, i, i + len(v)) if v else None
+            if not v or _UNIT_RE.match(line, i + len(v), i + len(v) + 12):
+                return None
+            return v, i, i + len(v)
         j = i
         while j < n and (line[j].isalpha() or line[j] == "."):
             j += 1
@@ -182,8 +187,8 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
         if need_v and not has_v:
             continue
         v = valid_version(m.group(0))
-        if not v or not v.startswith("0."):
-            continue
+        if not v or not v.startswith("0.") or v.startswith("0.0."):
+            continue   # every vLLM release is 0.1 or later; 0.0.x is another package
         if not has_v and v.count(".") < 2:
             continue
         written = _word_before(line, s)

@@ -392,3 +392,19 @@ def test_no_needs_info_for_feature_requests():
 def test_hostile_input_does_not_raise(body):
     env, _ = env_of(body)
     assert isinstance(env, Environment)
+
+
+@pytest.mark.parametrize("body", [
+    "Same prompt, two engines on one Ryzen AI box:\n1. llama.cpp - 41 tok/sec\n2. vLLM - 6.5 tok/sec at batch 1",
+    "With vLLM: 3.2 s time to first token, with TGI 1.1 s.",
+    "vllm 12.5 GiB resident after warmup, which is more than expected",
+])
+def test_measurements_next_to_vllm_are_not_versions(body):
+    assert parse("[Performance]: slow single-stream decode", body).environment.vllm_version is None
+
+
+def test_another_packages_zero_zero_release_is_not_a_vllm_version():
+    body = ("The Python side still pins [`tinyparse`](https://pypi.org/project/tinyparse/), which is stuck at "
+            "**0.0.9**; please move to the maintained fork.")
+    assert parse("[Feature]: switch the tokenizer dependency", body).environment.vllm_version is None
+    assert parse("[Bug]: crash on v0.9.2", "Started failing on v0.9.2.").environment.vllm_version == "0.9.2"
