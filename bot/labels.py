@@ -74,16 +74,21 @@ WORDS: tuple[Word, ...] = (
     Word("speculative-decoding", r"\bspec\w{0,12}\s*[-_ ]?decod\w*|\bspec[-_ ]?dec\b|\bspeculat\w*"),
     Word("speculative-decoding", r"\b(eagle-?3?(?![-_]?\d+b)|medusa|mtp|draft model|ngram speculat\w*)\b", 1.0, 0.3),
     Word("pipeline-parallel", r"\bpipeline[-_ ]parallel\w*"),
-    Word("pipeline-parallel", r"(?-i:\bPP\b)|\bpp\s*(=|>)\s*\d|\bpp\d\b", 1.0, 0.3),
+    # "TP=1" / "PP = 1" say the feature is off
+    Word("pipeline-parallel", r"(?-i:\bPP\b)(?!\s*[=:]?\s*1\b)|\bpp\s*(=\s*([2-9]|\d\d)|>\s*\d)|\bpp[2-9]\b",
+         1.0, 0.3),
     Word("tensor-parallel", r"\btensor[-_ ]parallel\w*|\btp[-_ ]?size\b"),
-    Word("tensor-parallel", r"(?-i:\bTP\b)|\btp\s*(=|>)\s*\d|\bmulti[-_ ]?gpus?\b|"
+    Word("tensor-parallel", r"\b(attention|kv|query) heads?\b.{0,40}\bdivisib\w*|\bdivisib\w*.{0,40}\bheads\b"),
+    Word("tensor-parallel", r"(?-i:\bTP\b)(?!\s*[=:]?\s*1\b)|\btp\s*(=\s*([2-9]|\d\d)|>\s*\d)|\bmulti[-_ ]?gpus?\b|"
                             r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
-    Word("ray", r"\bray\b(?![-_ ]?tracing)"),
-    Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\b(multiple|several|two|2|across) (machines|nodes|hosts)\b|"
-                       r"\bray cluster\b"),
+    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b"),
+    # saying the deployment spans nodes is the reporter's own setup, not a passing word
+    Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
+                       r"\b(each|every|worker|head) node\b", 1.0, 1.0),
+    Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4|mxfp4|fp4|int4|int8|w8a8|w4a16|w4a8|"
                          r"compressed[-_ ]tensors|marlin|fp8)\b"),
-    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]moe\b|\d(?-i:vlmoe)\b"),
+    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|\d(?-i:vlmoe)\b"),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
                    r"\bmemory (leak|usage|footprint)\b"),
     # KV-cache sizing is a memory question (not prefix-caching bugs)
@@ -101,7 +106,8 @@ WORDS: tuple[Word, ...] = (
     Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
                 r"\bs390x\b"),
     Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b"),
-    Word("structured-output", r"\bstructured[-_ ]outputs?\b|\bguided[-_ ](decoding|json|regex|choice|grammar)\b|"
+    Word("structured-output", r"\bstructured[-_ ]outputs?\b|"
+                              r"\bguided[-_ ](decoding|generation|json|regex|choice|grammar)\b|"
                               r"\bjson[-_ ]?schema\b|\bxgrammar\b|\boutlines\b|\blm[-_ ]format[-_ ]enforcer\b|"
                               r"\bresponse_format\b|\bjson mode\b"),
     Word("tool-calling", r"\btool[-_ ]?call\w*|\bfunction[-_ ]call\w*|\btool[-_ ]parser\b|\btool_choice\b|"
@@ -110,7 +116,8 @@ WORDS: tuple[Word, ...] = (
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
                            r"(?<![a-z])omni(?![a-z])|vl(?=for|model)|\bllava\w*|"
                            r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
-                           r"\baudio input\w*|\bglm-?4(\.\d+)?v\b|\bqwen\d?(\.\d)?-?audio\b|\bwhisper\b"),
+                           r"\baudio input\w*|\bglm-?4(\.\d+)?v\b|\bqwen\d?(\.\d)?-?audio\b|\bwhisper\b|"
+                           r"\blimit[-_]mm[-_]per[-_]prompt\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
@@ -179,7 +186,8 @@ FAILURE: tuple[Pattern, ...] = (
     Pattern("torch.compile", r"cuda ?graph|cudagraph|capture_end", 0.5),
     Pattern("ray", r"\bray\b|rayworker|placement group|RayActorError", 0.5),
     Pattern("rocm", r"\bhip\b|hiperror|rocm|\bgfx\d+|amdgpu|\baiter\b", 0.5),
-    Pattern("moe", r"fused[-_ ]moe|\bmoe\b|experts", 0.5),
+    Pattern("moe", r"fused[-_ ]?moe\w*|\bmoe (kernel|layer|backend)s?\b", 1.0),
+    Pattern("moe", r"\bmoe\b|experts", 0.5),
 )
 
 # exception types (module kept as printed) -> topic
@@ -309,6 +317,9 @@ _ENV_LABELS = (
     "versions of relevant libraries", "is xpu available", "intel gpu models", "collecting environment information",
 )
 _ENV_VAR = re.compile(r"^\s*(export\s+)?[A-Z][A-Z0-9_]{2,}=")
+# a pasted command line: what the reporter ran (read as flags), not what the report is about
+_COMMAND = re.compile(r"^\s*(\$\s*)?(sudo\s+)?(vllm\s+(serve|bench)|python3?\s+(-m\s+)?[\w./-]+|docker\s+run|"
+                      r"(uv\s+)?pip3?\s+install|torchrun|ray\s+start)\b")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
@@ -339,7 +350,8 @@ def prose_lines(description: str) -> list[str]:
             if "</details>" in low:
                 in_details_env = False
             continue
-        if len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line):
+        if (len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line)
+                or _COMMAND.match(line)):
             continue
         if any(low.startswith(label) for label in _ENV_LABELS) or ("could not collect" in low):
             continue
@@ -435,7 +447,23 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     for pat, rx in _MODEL:
         if any(rx.search(m) for m in models):
             s.add(pat.topic, "model", pat.weight)
+
+    # "no kernel image" / "compute capability" on an AMD, Intel, TPU or CPU machine is not an NVIDIA question
+    nvidia = s.by_topic.get("nvidia-compat")
+    if nvidia and "finding" not in nvidia and _not_nvidia(report):
+        del s.by_topic["nvidia-compat"]
     return s.by_topic
+
+
+_HIP_ERROR = re.compile(r"\bhip error\b|hipError\w+|\bHIP kernel errors\b", re.IGNORECASE)
+
+
+def _not_nvidia(report: Report) -> bool:
+    platform = report.environment.platform
+    if platform in ("rocm", "xpu", "tpu", "cpu") and _platform_confirmed(report):
+        return True
+    root = report.root_cause
+    return root is not None and bool(_HIP_ERROR.search(root.message[:500]))
 
 
 _AMD_GPU = re.compile(r"\b(amd|radeon|instinct|mi\d{3}\w{0,2}|gfx\d{3,4})\b", re.IGNORECASE | re.ASCII)

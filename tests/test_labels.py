@@ -287,3 +287,51 @@ def test_a_placeholder_title_borrows_the_first_line_of_the_description() -> None
     assert {"speculative-decoding", "pipeline-parallel"} <= set(topic_labels(r, ()))
     r2 = parse("[Bug]: speculative decoding with EAGLE is slow", "Title\n")
     assert "pipeline-parallel" not in topic_labels(r2, ())
+
+
+def _labels(title: str, body: str) -> tuple[str, ...]:
+    return topic_labels(parse(title, body), ())
+
+
+def test_tp_or_pp_of_one_is_not_parallelism():
+    got = _labels("[Bug]: [ROCm] MI325X hard crash with TP=1 after warmup", "Single GPU, TP=1 and PP = 1.")
+    assert "tensor-parallel" not in got and "pipeline-parallel" not in got
+    assert "tensor-parallel" in _labels("[Bug]: hang with TP=4 on 4xL40S", "nccl hangs")
+
+
+def test_a_deployment_over_several_nodes_is_multi_node_but_gpus_per_node_is_not():
+    body = "I'm serving Llama-3.1-405B across two nodes with 8 H100 each, pipeline parallel size 2."
+    assert "multi-node" in _labels("[Feature]: support PP for my model", body)
+    assert "multi-node" not in _labels("ValueError: The number of GPUs per node is not divisible by the TP size",
+                                       "3x A6000 in one box")
+    assert "multi-node" not in _labels("[RFC]: vLLM roadmap for the third quarter",
+                                       "We want multi-node scale-out to be first class.")
+
+
+def test_placement_group_in_the_title_is_ray():
+    assert "ray" in _labels("[Bug]: Placement group creation hangs with 2 nodes", "")
+
+
+def test_no_kernel_image_on_amd_is_not_an_nvidia_question():
+    body = ("Platform: AMD MI300X, image rocm/vllm:latest\n\n```\ntorch.AcceleratorError: HIP error: no kernel image "
+            "is available for execution on the device\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3\n```\n")
+    got = _labels("[Bug]: crash at startup", body)
+    assert "nvidia-compat" not in got
+    cuda = "```\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n```\n"
+    assert "nvidia-compat" in _labels("[Bug]: crash at startup on my GTX 1080", cuda)
+
+
+def test_fused_moe_failure_guided_generation_and_mm_limit_titles():
+    body = ("```\n(Worker_TP1 pid=77) ERROR 03-02 10:00:01 [multiproc_executor.py:600] AssertionError: FusedMoE "
+            "cutlass kernels are only supported for Llama4\n```\n")
+    assert "moe" in _labels("[Bug]: DeepSeek-V3 fails with a new env var", body)
+    assert "structured-output" in _labels("[Bug]: Guided generation returns 500 for Mistral", "")
+    assert "multi-modality" in _labels("[Feature]: softer limit-mm-per-prompt check", "")
+    assert "tensor-parallel" in _labels("[Feature]: allow non-divisible attention heads", "")
+
+
+def test_a_pasted_command_line_is_not_what_the_report_is_about():
+    body = ("vllm serve org/Phi-4-mini-instruct-bnb-4bit --quantization bitsandbytes --max-model-len 4096\n\n"
+            "Tool calls come back as plain text instead of tool_calls.")
+    got = _labels("[Bug]: auto tool call does not work for phi-4-mini", body)
+    assert "quantization" not in got and "tool-calling" in got
