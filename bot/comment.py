@@ -8,6 +8,7 @@ outside the template, so the bot can find (and later edit) its own comment.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -50,14 +51,15 @@ def commented_findings(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     return tuple(f for f in findings if f.confidence >= MIN_CONFIDENCE)[:MAX_FINDINGS]
 
 
-def _finding_view(f: Finding) -> dict[str, Any]:
+def _finding_view(f: Finding, number: int | None = None) -> dict[str, Any]:
+    references = [r for r in f.references if not _self_reference(r, number)]
     return {
         "rule": Safe(nz.inline_code(f.rule, 80)),
         "title": Safe(nz.plain(f.title, 200)),
         "explanation": Safe(nz.markdown(f.explanation)),
         "workaround": Safe(nz.markdown(f.workaround)),
         "upgrade": Safe(nz.plain(f.upgrade, 300)) if f.upgrade else None,
-        "references": [Safe(nz.reference(r)) for r in f.references[:5]],
+        "references": [Safe(nz.reference(r)) for r in references[:5]],
         "confidence": int(round(f.confidence * 100)),
         "evidence": [
             {"where": Safe(nz.plain(e.where or "report", 20)), "condition": Safe(nz.inline_code(e.condition, 160)),
@@ -67,10 +69,32 @@ def _finding_view(f: Finding) -> dict[str, Any]:
     }
 
 
+_TEMPLATE_ONLY_TITLE = re.compile(r"^\s*(\[[^\]]{0,30}\]\s*:?\s*)*$")
+
+
+def _candidate_title(title: str | None) -> str | None:
+    """The title to show; a bare template prefix ("[Bug]:") says nothing and would print as "[Bug]::"."""
+    if not title or _TEMPLATE_ONLY_TITLE.match(title[:200]):
+        return None
+    return title.strip().rstrip(":").rstrip()
+
+
+def _self_reference(ref: str, number: int | None) -> bool:
+    """A rule reference to the very issue being triaged (rules cite well-known reports)."""
+    if number is None:
+        return False
+    m = _ISSUE_REF.fullmatch(str(ref).strip())
+    return bool(m) and int(m.group(1) or m.group(2)) == number
+
+
+_ISSUE_REF = re.compile(r"vllm-project/vllm#(\d{1,9})|https://github\.com/vllm-project/vllm/issues/(\d{1,9})/?")
+
+
 def _candidate_view(c: Candidate) -> dict[str, Any]:
+    title = _candidate_title(c.title)
     return {
         "number": int(c.number),
-        "title": Safe(nz.plain(c.title, 120)) if c.title else None,
+        "title": Safe(nz.plain(title, 120)) if title else None,
         "state": "closed" if c.state == "closed" else "open",
         "reason": Safe(nz.plain(c.reason, 200)) if c.reason else None,
         "via": int(c.via) if c.via is not None else None,
@@ -96,15 +120,17 @@ def _report_view(report: Report) -> dict[str, Any]:
 
 
 def render_comment(
-    report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...]
+    report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...],
+    number: int | None = None,
 ) -> str | None:
-    """Markdown of the comment, or None when nothing useful is known."""
+    """Markdown of the comment, or None when nothing useful is known. `number`: the issue's own number, which is
+    left out of the references."""
     shown = commented_findings(findings)
     dups = tuple(duplicates)[:MAX_DUPLICATES]
     if not shown and not dups and not needs_info:
         return None
     context = {
-        "findings": [_finding_view(f) for f in shown],
+        "findings": [_finding_view(f, number) for f in shown],
         "duplicates": [_candidate_view(c) for c in dups],
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
         "report": _report_view(report),

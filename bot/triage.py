@@ -64,7 +64,7 @@ def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None
     """Duplicates (which depend on the history) and the comment."""
     report, findings = analysis.report, analysis.findings
     duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
-    comment = render_comment(report, findings, duplicates, report.needs_info)
+    comment = render_comment(report, findings, duplicates, report.needs_info, number=number)
     decision = Decision(labels=analysis.labels, findings=findings, needs_info=report.needs_info,
                         duplicates=duplicates, comment=comment)
     return Triage(number, report, decision)

@@ -203,3 +203,23 @@ def test_placeholder_environment_is_noted_when_the_version_came_from_the_log():
     assert comment is not None
     assert "still holds the template placeholder" in comment
     assert "`0.12.0`) was read from your server log" in comment
+
+
+def test_a_rule_reference_to_the_issue_itself_is_left_out() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    f = seed_finding()
+    own = render_comment(report, (f,), (), (), number=36643)
+    other = render_comment(report, (f,), (), (), number=40001)
+    assert own is not None and other is not None
+    assert "vllm-project/vllm#36643" not in own
+    assert "[vllm-project/vllm#36643](https://github.com/vllm-project/vllm/issues/36643)" in other
+
+
+def test_a_bare_template_title_of_a_linked_issue_is_not_shown() -> None:
+    report = parse(SEED_TITLE, SEED_BODY)
+    dups = (Candidate(number=501, score=0.7, reason="same diagnosis: x", title="[Bug]:", state="open"),
+            Candidate(number=502, score=0.7, reason="same diagnosis: x", title="[Usage]: serve fails:", state="open"))
+    out = render_comment(report, (), dups, ())
+    assert out is not None
+    assert "- #501 (open): same diagnosis: x" in out
+    assert "- #502 (open) \\[Usage\\]: serve fails: same diagnosis: x" in out
