@@ -361,6 +361,11 @@ async def root(request: web.Request) -> web.Response:
     raise web.HTTPFound("/dashboard/")
 
 
+async def favicon(request: web.Request) -> web.Response:
+    return web.FileResponse(STATIC_DIR / "favicon.svg", headers={"Content-Type": "image/svg+xml",
+                                                                 "Cache-Control": "public, max-age=86400"})
+
+
 def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSettings | None = None) -> None:
     """Register the dashboard on the App's application (call before the app starts)."""
     dash_settings = dashboard or dashboard_settings()
@@ -369,6 +374,7 @@ def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSetti
     r = app.router
     r.add_get("/", root)
     r.add_get("/dashboard", root)
+    r.add_get("/favicon.ico", favicon)
     r.add_get("/dashboard/", overview)
     r.add_get("/dashboard/queue", queue)
     r.add_get(r"/dashboard/issues/{owner:[\w.-]+}/{name:[\w.-]+}/{number:\d{1,9}}", issue_page)

@@ -68,3 +68,9 @@ def csrf_of(html: str) -> str:
     m = _CSRF.search(html)
     assert m, "no CSRF token in the page"
     return m.group(1)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+    if shots.is_dir() and any(shots.glob("*.png")):
+        terminalreporter.write_line(f"dashboard screenshots: {shots}")
