@@ -100,6 +100,8 @@ def _guess(title: str, body: str) -> str:
         return "installation"
     if t.startswith(_FEATURE_STARTS) or any(w in t for w in _FEATURE_WORDS):
         return "feature"
+    if "support" in t and ("in the future" in t or "will you" in t or "will vllm" in t):
+        return "feature"   # "PP support in the future?" asks for a feature, not how to use one
     if _is_question(t):
         return "usage"
     if any(w in t for w in _ERROR_WORDS):

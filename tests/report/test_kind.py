@@ -95,3 +95,12 @@ def test_guesses(title, body, kind):
 def test_hostile_titles(title):
     kind, source, _ = kind_of(title, "x")
     assert source in ("title", "template", "guess")
+
+
+@pytest.mark.parametrize("title", ["expert parallel support in the future?", "Will you support Gaudi3 soon?"])
+def test_asking_for_future_support_is_a_feature(title):
+    assert detect_kind(title, "", split_sections(""))[0] == "feature"
+
+
+def test_asking_how_to_use_a_supported_feature_stays_usage():
+    assert detect_kind("How do I enable prefix caching?", "", split_sections(""))[0] == "usage"
