@@ -59,6 +59,7 @@ class PostgresIndexStore:
         self._owner = owner
         self.repo = repo
         self._in_batch = False
+        self._pending_df: Counter[str] = Counter()  # df changes of a batch, written once when it ends
         self._closed = False
 
     @property
@@ -106,19 +107,27 @@ class PostgresIndexStore:
             (repo, number, issue.title, issue.state, issue.url, issue.created_at, issue.duplicate_of,
              json.dumps(issue.vector, separators=(",", ":")), json.dumps(issue.meta, separators=(",", ":")),
              json.dumps(list(issue.keys))))
-        with db.cursor() as cur:
-            if issue.vector:
-                cur.executemany("INSERT INTO dupe_postings (repo, term, number, w) VALUES (%s,%s,%s,%s)",
-                                [(repo, t, number, w) for t, w in issue.vector.items()])
-            # one pass in term order: replicas indexing issues that share terms lock df rows in the same order
-            changes = sorted((t, d) for t, d in delta.items() if d)
-            if changes:
-                cur.executemany("INSERT INTO dupe_terms (repo, term, df) VALUES (%s,%s,%s) ON CONFLICT (repo, term)"
-                                " DO UPDATE SET df = dupe_terms.df + excluded.df",
-                                [(repo, t, d) for t, d in changes])
-            if issue.keys:
-                cur.executemany("INSERT INTO dupe_keys (repo, key, number) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
-                                [(repo, k, number) for k in dict.fromkeys(issue.keys)])
+        if issue.vector:  # arrays, not one row per statement: an issue has hundreds of terms
+            terms = list(issue.vector)
+            db.execute("INSERT INTO dupe_postings (repo, term, number, w)"
+                       " SELECT %s, t, %s, w FROM unnest(%s::text[], %s::float8[]) AS x(t, w)",
+                       (repo, number, terms, [issue.vector[t] for t in terms]))
+        if self._in_batch:  # updating one row thousands of times in one transaction grows its version chain
+            self._pending_df.update(delta)
+        else:
+            self._write_df(db, delta)
+        if issue.keys:
+            db.execute("INSERT INTO dupe_keys (repo, key, number) SELECT %s, k, %s FROM unnest(%s::text[]) AS x(k)"
+                       " ON CONFLICT DO NOTHING", (repo, number, list(dict.fromkeys(issue.keys))))
+
+    def _write_df(self, db: psycopg.Connection, delta: Counter[str]) -> None:
+        # in term order: replicas indexing issues that share terms lock the df rows in the same order
+        changes = sorted((t, d) for t, d in delta.items() if d)
+        if changes:
+            db.execute("INSERT INTO dupe_terms (repo, term, df)"
+                       " SELECT %s, t, d FROM unnest(%s::text[], %s::int[]) AS x(t, d) ORDER BY t"
+                       " ON CONFLICT (repo, term) DO UPDATE SET df = dupe_terms.df + excluded.df",
+                       (self.repo, [t for t, _ in changes], [d for _, d in changes]))
 
     def set_duplicate_of(self, number: int, target: int | None) -> None:
         with self._transaction() as db:
@@ -130,12 +139,14 @@ class PostgresIndexStore:
         if self._in_batch:
             yield
             return
-        with self._db.transaction():
+        with self._db.transaction() as tx:
             self._in_batch = True
             try:
                 yield
+                self._write_df(tx.connection, self._pending_df)
             finally:
                 self._in_batch = False
+                self._pending_df = Counter()
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -155,9 +166,11 @@ class PostgresIndexStore:
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         if not terms:
             return {}
-        rows = self._db.execute("SELECT term, df FROM dupe_terms WHERE repo = %s AND term = ANY(%s) AND df > 0",
+        rows = self._db.execute("SELECT term, df FROM dupe_terms WHERE repo = %s AND term = ANY(%s)",
                                 (self.repo, list(terms))).fetchall()
-        return dict(rows)
+        out = Counter(dict(rows))
+        out.update({t: self._pending_df[t] for t in terms if t in self._pending_df})
+        return {t: n for t, n in out.items() if n > 0}
 
     def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
         if not terms:
