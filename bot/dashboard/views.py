@@ -48,7 +48,7 @@ def _environment(report: Report) -> list[tuple[str, str]]:
     env = report.environment.as_dict()
     out = []
     for key, value in env.items():
-        if value in (None, [], 0) and key != "gpu_count":
+        if value in (None, [], 0):
             continue
         if key == "gpus" and value:
             names = sorted(set(value))
