@@ -77,6 +77,13 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
     rest = line
     indent_len = len(rest) - len(rest.lstrip(" \t"))
     body = rest[indent_len:]
+    c = body[:1]
+    if not (compose or c in ("(", "[", ">") or c.isdigit() or (groups and c in "|+")
+            or (c.isupper() and (body.startswith(LEVELS) or body[3:4] == " "))):
+        # no prefix pattern can match here (each needs one of these first characters): prose, dumps, frames
+        if line.endswith("cluster]"):
+            line = _REPEATED.sub("", line)
+        return LogLine(line.rstrip(), None, None)
     tags: list[tuple[str, int | None]] = []
     level = where = None
     stripped_any = False
