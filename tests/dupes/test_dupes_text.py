@@ -6,7 +6,7 @@ from bot.dupes.text import clean_title, meaningful_lines, tokens
 
 def test_template_prefixes_and_placeholder_titles():
     assert clean_title("[Bug]: Qwen3 fails with PP") == "Qwen3 fails with PP"
-    assert clean_title("[Feature][CPU Backend]: Support macOS x86") == "Support macOS x86"
+    assert clean_title("[Feature][Hardware][AMD]: Support gfx1151 APUs") == "Support gfx1151 APUs"
     assert clean_title("[Usage] how to set dtype") == "how to set dtype"
     assert clean_title("Bug: crash on start") == "crash on start"
     for empty in ("[Bug]:", "Title", "[Doc]: ", "", "[Bug]: Make sure you already searched for relevant issues, and"):
