@@ -41,6 +41,7 @@ _WRAPPERS = (
     "failed building wheel",
     "could not build wheels",
     "failed to build installable wheels",
+    "lines of output",
 )
 _WRAPPER_TYPES = {"EngineDeadError", "KeyboardInterrupt", "SystemExit", "CancelledError"}
 _MIN_TEXT = 10  # letters outside placeholders: fewer ("<q>", "ERROR: <num>") say nothing

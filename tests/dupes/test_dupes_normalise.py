@@ -80,6 +80,7 @@ def test_pip_summary_lines_are_not_signatures():
     for line in ("× Building wheel for vllm (pyproject.toml) did not run successfully.",
                  "error: subprocess-exited-with-error",
                  "ERROR: Failed building wheel for vllm",
+                 "  ╰─> [134 lines of output]",
                  "ERROR: Could not build wheels for vllm, which is required to install pyproject.toml-based projects"):
         assert line_signature(line) is None, line
     assert line_signature("fatal error: Python.h: No such file or directory") is not None
