@@ -17,7 +17,7 @@ import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -43,6 +43,7 @@ from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
 log = logging.getLogger("vllm_triage.dashboard")
 PREFIXES = ("/dashboard", "/api/rules")
 MAX_ROWS = 20_000
+CLOCK_SKEW = 120.0   # seconds: replicas' clocks may differ when they write decisions
 DONE_MESSAGES = {
     "retriage": "Triage ran again; the newest decision is shown below.",
     "not-duplicate": "Recorded: not a duplicate. The link will not be suggested again and the triage ran again.",
@@ -58,6 +59,31 @@ class Dashboard:
     _rules: RuleSet | None = None
     _catalog: Catalog | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # newest decision per issue, kept between requests: each request reads only what was decided since
+    _records: dict[tuple[str, int], Any] = field(default_factory=dict)
+    _rows: dict[int, data.IssueRow] = field(default_factory=dict)     # by decision id (records never change)
+    _watermark: float | None = None
+    _records_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def latest(self, store: Any) -> list[Any]:
+        async with self._records_lock:
+            since = None if self._watermark is None else self._watermark - CLOCK_SKEW
+            for rec in await store.latest_decisions(since=since, limit=MAX_ROWS):
+                key = (rec.repo, rec.number)
+                current = self._records.get(key)
+                if current is None or rec.id > current.id:
+                    if current is not None:
+                        self._rows.pop(current.id, None)
+                    self._records[key] = rec
+                self._watermark = max(self._watermark or rec.created_at, rec.created_at)
+            return sorted(self._records.values(), key=lambda r: -r.id)
+
+    def row(self, rec: Any, rules: RuleSet, state: Any) -> data.IssueRow:
+        row = self._rows.get(rec.id)
+        if row is None:
+            row = self._rows[rec.id] = data.issue_row(rec, rules)
+        wanted = state.state if state is not None else "open"
+        return row if row.state == wanted else replace(row, state=wanted)
 
     async def rules(self) -> RuleSet:
         if self._rules is None:
@@ -116,7 +142,9 @@ def _require_read(request: web.Request, *, json_api: bool = False) -> None:
 async def _rows(request: web.Request) -> tuple[list[data.IssueRow], list[Any]]:
     store, dash = _store(request), request.app[DASHBOARD]
     states = await store.issue_states()
-    rows = data.issue_rows(await store.latest_decisions(limit=MAX_ROWS), await dash.rules(), states)
+    by_key = {(s.repo, s.number): s for s in states}
+    rules = await dash.rules()
+    rows = [dash.row(rec, rules, by_key.get((rec.repo, rec.number))) for rec in await dash.latest(store)]
     return rows, states
 
 
