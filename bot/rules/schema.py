@@ -11,6 +11,7 @@ from typing import Any
 import re2
 from packaging.version import Version
 
+from bot.labels import ALL_LABELS
 from bot.report.model import KINDS
 from bot.rules.conditions import (
     ENV_FIELDS,
@@ -35,12 +36,7 @@ from bot.rules.regex import Pattern, PatternError
 from bot.rules.render import compile_template
 from bot.rules.versions import VersionRange, release_version
 
-LABELS = frozenset({
-    "speculative-decoding", "pipeline-parallel", "tensor-parallel", "ray", "quantization", "moe", "memory",
-    "installation", "rocm", "tpu", "cpu", "intel-gpu", "structured-output", "tool-calling", "multi-modality",
-    "torch.compile", "lora", "frontend", "new-model", "performance", "kv-cache", "multi-node", "nvidia-compat",
-    "needs-info",
-})
+LABELS = frozenset(ALL_LABELS)
 
 RULE_KEYS = {
     "id": True, "title": True, "labels": True, "confidence": False, "priority": False, "supersedes": False,
