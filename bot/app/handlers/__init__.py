@@ -31,17 +31,31 @@ async def dispatch(event: sansio.Event, *args: Any, router: routing.Router = rou
     return failures
 
 
+# The three readers below see signed payloads of any shape (the webhook records them before any handler
+# runs): a field of the wrong type means "unknown", never an exception (that would answer 500).
+
 def repo_of(data: dict[str, Any]) -> str | None:
-    return (data.get("repository") or {}).get("full_name")
+    repo = data.get("repository")
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 def installation_of(data: dict[str, Any]) -> int | None:
-    value = (data.get("installation") or {}).get("id")
-    return int(value) if value is not None else None
+    installation = data.get("installation")
+    return _int(installation.get("id")) if isinstance(installation, dict) else None
 
 
 def issue_number_of(event: str, data: dict[str, Any]) -> int | None:
     issue = data.get("issue")
-    if event in ("issues", "issue_comment") and isinstance(issue, dict) and issue.get("number") is not None:
-        return int(issue["number"])
+    if event in ("issues", "issue_comment") and isinstance(issue, dict):
+        return _int(issue.get("number"))
     return None
