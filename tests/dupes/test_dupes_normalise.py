@@ -24,12 +24,19 @@ def test_paths_hex_quoted_and_model_ids():
 
 
 def test_architecture_names_and_mixed_identifiers():
-    a = normalise_message("GGUF model with architecture olmo2 is not supported yet.")
-    b = normalise_message("GGUF model with architecture qwen3vlmoe is not supported yet.")
-    assert a == b
-    c = normalise_message("Model architectures ['Qwen2ForSequenceClassification'] are not supported for now.")
-    d = normalise_message("Model architectures ['LlamaForCausalLM'] are not supported for now.")
-    assert c == d
+    a = normalise_message("GGUF model with architecture starcoder2 is not supported yet.")
+    b = normalise_message("GGUF model with architecture deepseek2 is not supported yet.")
+    assert a == b and "<id>" in a and "starcoder" not in a
+    c = normalise_message("Model architectures ['JambaForSequenceClassification'] are not supported for now. "
+                          "Supported architectures: dict_keys(['AquilaModel', 'ArcticForCausalLM'])")
+    d = normalise_message("Model architectures ['Exaone4ForCausalLM'] are not supported for now. "
+                          "Supported architectures: dict_keys(['AquilaModel', 'ArcticForCausalLM'])")
+    assert c == d and "Jamba" not in c and "Exaone" not in d
+    e = normalise_message("Starcoder2ForCausalLM has no vLLM implementation and the Transformers implementation is "
+                          "not compatible with vLLM.")
+    f = normalise_message("BertForSequenceClassification has no vLLM implementation and the Transformers "
+                          "implementation is not compatible with vLLM.")
+    assert e == f and e.startswith("<arch> has no vLLM implementation")
 
 
 def test_long_and_hostile_lines_are_bounded():
@@ -62,7 +69,7 @@ def test_wrapper_errors_have_no_signature():
     assert exception_signature(ExceptionInfo(
         "RuntimeError", "Engine core initialization failed. See root cause above. Failed core proc(s): {}")) is None
     assert exception_signature(ExceptionInfo("vllm.v1.engine.exceptions.EngineDeadError", "EngineCore died")) is None
-    assert exception_signature(ExceptionInfo("KeyError", "'qwen2_5_omni'")) is None  # only a quoted value
+    assert exception_signature(ExceptionInfo("KeyError", "'exaone4'")) is None  # only a quoted value
 
 
 def test_error_lines_and_root_cause_first():
