@@ -29,7 +29,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)\b"), "<size>"),
     # version-ish and plain numbers, including 1e-5, 3.14, 12_000, -1
     (re.compile(r"(?<![\w<])-?\d[\d_.]*(?:e-?\d+)?"), "<num>"),
-    # identifiers mixing letters and digits: model families and arch names (qwen2, olmo2, gfx942, sm_120)
+    # identifiers mixing letters and digits: model families and arch names (qwen2, gemma3, gfx942, sm_120)
     (re.compile(r"\b[A-Za-z_]+\d[\w]*\b"), "<id>"),
 )
 _SPACE = re.compile(r"\s+")
