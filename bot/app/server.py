@@ -18,7 +18,7 @@ from aiohttp import web
 from gidgethub import sansio
 
 from bot.app.github import GitHub
-from bot.app.handlers import installation_of, issue_number_of, repo_of
+from bot.app.handlers import action_of, installation_of, issue_number_of, repo_of
 from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
@@ -73,7 +73,7 @@ async def webhook(request: web.Request) -> web.Response:
         return done(_answer(400, "missing X-GitHub-Delivery"), "bad-request")
     payload = body.decode("utf-8") if request.content_type == "application/json" else json.dumps(data)
     outcome = await request.app[STORE].record_delivery(
-        event.delivery_id, event.event, data.get("action"), repo_of(data), issue_number_of(event.event, data),
+        event.delivery_id, event.event, action_of(data), repo_of(data), issue_number_of(event.event, data),
         installation_of(data), payload)
     if outcome != "duplicate":
         request.app[WORKER].wake()

@@ -34,6 +34,11 @@ async def dispatch(event: sansio.Event, *args: Any, router: routing.Router = rou
 # The three readers below see signed payloads of any shape (the webhook records them before any handler
 # runs): a field of the wrong type means "unknown", never an exception (that would answer 500).
 
+def action_of(data: dict[str, Any]) -> str | None:
+    action = data.get("action")
+    return action if isinstance(action, str) else None
+
+
 def repo_of(data: dict[str, Any]) -> str | None:
     repo = data.get("repository")
     name = repo.get("full_name") if isinstance(repo, dict) else None
