@@ -28,6 +28,7 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     captures: dict[str, str] = field(default_factory=dict, hash=False)
     upgrade: str | None = None         # e.g. "fixed in 0.18.0: upgrade" when the reporter's version predates the fix
+    duplicate_key: str | None = None   # the rule's `duplicate_key`, rendered: which root cause of the rule this is
 
     def as_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "title": self.title, "confidence": self.confidence}

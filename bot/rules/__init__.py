@@ -16,7 +16,7 @@ from bot.paths import rules_dir
 from bot.report.model import Report
 from bot.rules.errors import RuleError
 from bot.rules.prefilter import Prefilter
-from bot.rules.render import render, template_context
+from bot.rules.render import duplicate_key, render, template_context
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
 from bot.rules.versions import is_unordered_dev_build, parse_version
@@ -101,10 +101,16 @@ def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Fin
         except Exception as e:  # a template bug in one rule must not break the others
             rendered[key] = rule.title if key == "explanation" else ""
             evidence.append(Evidence(f"{key} template failed", f"{type(e).__name__}: {e}"[:200], "render"))
+    key = None
+    if rule.duplicate_key is not None:
+        try:
+            key = duplicate_key(rule.duplicate_key, context)
+        except Exception as e:  # no key is safe: the rule then counts as one root cause, as without a key
+            evidence.append(Evidence("duplicate_key template failed", f"{type(e).__name__}: {e}"[:200], "render"))
     return Finding(
         rule=rule.id, title=rule.title, labels=rule.labels, confidence=rule.confidence,
         explanation=rendered["explanation"], workaround=rendered["workaround"], references=rule.references,
-        evidence=tuple(evidence), captures=dict(hit.captures), upgrade=upgrade,
+        evidence=tuple(evidence), captures=dict(hit.captures), upgrade=upgrade, duplicate_key=key,
     )
 
 

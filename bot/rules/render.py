@@ -96,3 +96,15 @@ def render(template: Any, context: dict[str, Any]) -> str:
     if len(text) > MAX_OUTPUT:
         text = text[: MAX_OUTPUT - 1] + "…"
     return text
+
+
+MAX_KEY = 120
+
+
+def duplicate_key(template: Any, context: dict[str, Any]) -> str | None:
+    """A rule's `duplicate_key`, normalised so that two reports of the same root cause agree: case, quotes,
+    brackets and spacing do not count. None when it renders empty (the captures it names were not found)."""
+    text = template.render(context)
+    text = "".join(ch if ch.isalnum() or ch in "._-/+:=" else " " for ch in text.lower())
+    text = " ".join(text.split())[:MAX_KEY]
+    return text or None

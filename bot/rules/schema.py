@@ -41,7 +41,7 @@ LABELS = frozenset(ALL_LABELS)
 RULE_KEYS = {
     "id": True, "title": True, "labels": True, "confidence": False, "priority": False, "supersedes": False,
     "match": True, "explanation": True, "workaround": True, "references": False, "affects": False,
-    "fixed_in": False, "raised_in": False, "examples": True,
+    "fixed_in": False, "raised_in": False, "duplicate_key": False, "examples": True,
 }
 EXAMPLE_KEYS = {"title": False, "body": True}
 TEXT_IN = ("title", "description", "body", "any")
@@ -74,6 +74,7 @@ class Rule:
     affects: VersionRange | None = None
     fixed_in: Version | None = None
     raised_in: str | None = None
+    duplicate_key: Any = None          # compiled template, see render.duplicate_key
     examples_match: tuple[Example, ...] = ()
     examples_no_match: tuple[Example, ...] = ()
     source: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -347,6 +348,17 @@ def build_rule(data: Any, file: str, expected_id: str) -> Rule:
         except ValueError as e:
             raise c.fail("fixed_in", str(e)) from None
     raised_in = c.string(m["raised_in"], "raised_in") if "raised_in" in m else None
+    duplicate_key = None
+    if "duplicate_key" in m:
+        source = c.string(m["duplicate_key"], "duplicate_key")
+        if "\n" in source.strip() or len(source) > 200:
+            raise c.fail("duplicate_key", "must be one short line (a template such as '{{ captures.arch }}')")
+        if "{{" not in source:
+            raise c.fail("duplicate_key", "must interpolate something from the match, e.g. '{{ captures.arch }}'; "
+                                          "a constant key says nothing the rule id does not")
+        duplicate_key, error = compile_template(source)
+        if error:
+            raise c.fail("duplicate_key", error)
     ex = c.mapping(m["examples"], "examples", {"match": True, "no_match": True})
     examples = {}
     for key in ("match", "no_match"):
@@ -367,6 +379,6 @@ def build_rule(data: Any, file: str, expected_id: str) -> Rule:
         id=rule_id, file=file, title=title.strip(), labels=labels, match=match,
         explanation=templates["explanation"], workaround=templates["workaround"],
         confidence=confidence, priority=priority, supersedes=supersedes, references=references,
-        affects=affects, fixed_in=fixed_in, raised_in=raised_in,
+        affects=affects, fixed_in=fixed_in, raised_in=raised_in, duplicate_key=duplicate_key,
         examples_match=examples["match"], examples_no_match=examples["no_match"], source=m,
     )

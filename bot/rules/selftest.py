@@ -60,6 +60,8 @@ def _check_one(rule: Rule, ruleset: RuleSet, example: Example, expect: bool, par
         failed = [e for e in mine.evidence if e.where == "render"]
         if failed:
             return f"template failed: {failed[0].matched}"
+        if expect and rule.duplicate_key is not None and not mine.duplicate_key:
+            return "duplicate_key renders empty: every match example must capture what the key names"
     return None
 
 

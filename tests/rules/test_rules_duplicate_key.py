@@ -1,0 +1,79 @@
+"""`duplicate_key`: which root cause of a rule a report has, validated at load and rendered at match time."""
+
+from __future__ import annotations
+
+import pytest
+from rulekit import rule, ruleset, write_rules
+
+from bot.report import parse
+from bot.rules import RuleError, load_rules
+from bot.rules.selftest import run_checks
+
+ARCH_MATCH = {"text": {"pattern": r"Model architectures \[(?P<archs>[^\]\n]{1,200})\] (are|is) not supported",
+                       "in": "body"}}
+ARCH_EXAMPLES = {
+    "match": [{"body": "ValueError: Model architectures ['FooForCausalLM'] are not supported for now."}],
+    "no_match": [{"body": "ValueError: Model architectures failed to be inspected."}],
+}
+
+
+def arch_rule(**changes):
+    return rule(**{"id": "arch-rule", "match": ARCH_MATCH, "examples": ARCH_EXAMPLES, **changes})
+
+
+@pytest.mark.parametrize(("key", "fragment"), [
+    ("archs", "must interpolate"),
+    ("{{ captures.archs }}\n{{ flags.x }}", "one short line"),
+    ("{{ capture.archs }}", "unknown template variable"),
+    ("{{ captures.archs ", "does not parse"),
+    (3, "must be a string"),
+])
+def test_invalid_duplicate_key_is_refused_at_load(tmp_path, key, fragment):
+    write_rules(tmp_path / "rules", arch_rule(duplicate_key=key))
+    with pytest.raises(RuleError) as err:
+        load_rules(tmp_path / "rules")
+    assert "duplicate_key" in str(err.value)
+    assert fragment in str(err.value)
+
+
+def test_key_is_rendered_and_normalised(tmp_path):
+    rules = ruleset(tmp_path, arch_rule(duplicate_key="{{ captures.archs }}"))
+    (finding,) = rules.evaluate(parse("[Bug]: cannot load my model", """\
+### 🐛 Describe the bug
+
+```
+(APIServer pid=47) ERROR 03-02 10:11:12 [core.py:7] ValueError: Model architectures [ 'Qwen9MoeLM' ] are not supported
+```
+"""))
+    assert finding.duplicate_key == "qwen9moelm"
+
+
+def test_same_architecture_in_other_spelling_gives_the_same_key(tmp_path):
+    rules = ruleset(tmp_path, arch_rule(duplicate_key="{{ captures.archs }}"))
+    a = rules.evaluate(parse("", 'ValueError: Model architectures ["BarModel"] are not supported for now.'))
+    b = rules.evaluate(parse("", "ValueError: Model architectures ['BarModel'] are not supported for now."))
+    assert a[0].duplicate_key == b[0].duplicate_key == "barmodel"
+
+
+def test_without_duplicate_key_the_finding_has_none(tmp_path):
+    rules = ruleset(tmp_path, arch_rule())
+    (finding,) = rules.evaluate(parse("", "ValueError: Model architectures ['BazLM'] are not supported for now."))
+    assert finding.duplicate_key is None
+
+
+def test_key_naming_a_missing_capture_is_none_not_empty(tmp_path):
+    rules = ruleset(tmp_path, arch_rule(duplicate_key="{{ captures.something_else }}"))
+    (finding,) = rules.evaluate(parse("", "ValueError: Model architectures ['BazLM'] are not supported for now."))
+    assert finding.duplicate_key is None
+
+
+def test_rules_test_fails_a_match_example_whose_key_renders_empty(tmp_path):
+    examples = {"match": ARCH_EXAMPLES["match"] + [{"title": "[Bug]: Model architectures are not supported",
+                                                     "body": "ValueError: Model architectures [] are not supported"}],
+                "no_match": ARCH_EXAMPLES["no_match"]}
+    write_rules(tmp_path / "rules", arch_rule(duplicate_key="{{ captures.archs }}",
+                                              match={"any": [ARCH_MATCH, {"title": "architectures are not supported"}]},
+                                              examples=examples))
+    (result,) = run_checks(tmp_path / "rules")
+    assert not result.ok
+    assert any("duplicate_key renders empty" in p for p in result.problems)
