@@ -175,7 +175,10 @@ _OS_WORDS = (
     ("ubuntu", "linux"), ("centos", "linux"), ("debian", "linux"), ("red hat", "linux"), ("rhel", "linux"),
     ("rocky linux", "linux"), ("fedora", "linux"), ("linux", "linux"), ("almalinux", "linux"),
 )
-_WIN_PATH_RE = re.compile(r"(?<![A-Za-z])[A-Z]:\\\\?(?:Users|Program|Python|ProgramData|AI|Windows)", re.IGNORECASE)
+_WIN_PATH_RE = re.compile(
+    r"(?<![A-Za-z])[A-Z]:\\\\?(?:Users|Program|Python|ProgramData|AI|Windows)"
+    # a traceback frame or an installed package under a drive letter is native Windows Python, whatever the folder
+    r"|File \"[A-Z]:\\|(?<![A-Za-z])[A-Z]:\\[^\n\"]{0,200}\\(?:site-packages|Scripts)\\", re.IGNORECASE)
 
 
 def _os_from_collect_env(ce: CollectEnv) -> str | None:

@@ -337,6 +337,8 @@ def test_cuda_from_torch_local_tag():
     ("on Windows 11 with a 4090", "windows"),
     ("MacBook Pro M3 Max", "macos"),
     ("Ubuntu 22.04 server", "linux"),
+    ('  File "D:\\dev\\chatbot\\serve_llm.py", line 12, in <module>', "windows"),
+    ("E:\\tools\\llm-env\\Lib\\site-packages\\vllm\\engine\\arg_utils.py", "windows"),
 ])
 def test_os_from_prose(text, os):
     env, _ = env_of(text)
