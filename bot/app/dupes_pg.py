@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import psycopg
 
 from bot.dupes.index import DuplicateIndex
-from bot.dupes.store import KEY_LIMIT, StoredIssue
+from bot.dupes.store import KEY_LIMIT, Before, StoredIssue
 
 DEADLOCK_RETRIES = 5
 
@@ -172,20 +172,32 @@ class PostgresIndexStore:
         out.update({t: self._pending_df[t] for t in terms if t in self._pending_df})
         return {t: n for t, n in out.items() if n > 0}
 
-    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
         if not terms:
             return iter(())
-        rows = self._db.execute("SELECT term, number, w FROM dupe_postings WHERE repo = %s AND term = ANY(%s)",
-                                (self.repo, list(terms))).fetchall()
+        if before is None:
+            rows = self._db.execute("SELECT term, number, w FROM dupe_postings WHERE repo = %s AND term = ANY(%s)",
+                                    (self.repo, list(terms))).fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT p.term, p.number, p.w FROM dupe_postings p JOIN dupe_issues i"
+                " ON i.repo = p.repo AND i.number = p.number WHERE p.repo = %s AND p.term = ANY(%s)"
+                " AND (i.created_at COLLATE \"C\", i.number) < (%s, %s)", (self.repo, list(terms), *before)).fetchall()
         return iter(rows)
 
-    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
+                       before: Before = None) -> dict[str, list[int]]:
         if not keys:
             return {}
+        # (created_at, number) compared as (text COLLATE "C", bigint): the order Python and SQLite use
+        earlier = "" if before is None else \
+            ' AND EXISTS (SELECT 1 FROM dupe_issues i WHERE i.repo = dk.repo AND i.number = dk.number' \
+            ' AND (i.created_at COLLATE "C", i.number) < (%s, %s))'
         rows = self._db.execute(
             "SELECT k.key, n.number FROM unnest(%s::text[]) AS k(key) CROSS JOIN LATERAL ("
-            " SELECT number FROM dupe_keys WHERE repo = %s AND key = k.key ORDER BY number DESC LIMIT %s) n",
-            (list(keys), self.repo, limit)).fetchall()
+            f" SELECT number FROM dupe_keys dk WHERE repo = %s AND key = k.key{earlier}"
+            " ORDER BY number DESC LIMIT %s) n",
+            (list(keys), self.repo, *(before or ()), limit)).fetchall()
         out: dict[str, list[int]] = {}
         for key, number in rows:
             out.setdefault(key, []).append(number)

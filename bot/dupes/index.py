@@ -104,10 +104,10 @@ class DuplicateIndex:
                    near_misses: bool = False, before: tuple[str, int] | None = None) -> list[Scored]:
         """Linked candidates, best first; with near_misses, also the best pairs that stayed below the threshold.
 
-        `before` = (created_at, number): only issues created earlier count (a replay over a full index)."""
-        pairs, idfs = self._rank(doc, exclude)
-        if before is not None:
-            pairs = [(m, i) for m, i in pairs if (i.created_at, i.number) < before]
+        `before` = (created_at, number): only issues created earlier count (a replay over a full index). The
+        filter applies inside candidate selection, so later issues never take the candidates' places; document
+        frequencies (idf, the postings budget) stay those of the whole index."""
+        pairs, idfs = self._rank(doc, exclude, before)
         results = [(combine(m, self.policy), m, i) for m, i in pairs]
         results.sort(key=lambda r: (r[0], r[2].number), reverse=True)
         return self._finish(doc, idfs, results, exclude, limit, near_misses)
@@ -116,7 +116,8 @@ class DuplicateIndex:
         """Every pair scored exactly in stage 2, unsorted and not yet thresholded."""
         return self._rank(doc, exclude)[0]
 
-    def _rank(self, doc: IssueDoc, exclude: int | None) -> tuple[list[tuple[Match, StoredIssue]], dict[str, float]]:
+    def _rank(self, doc: IssueDoc, exclude: int | None,
+              before: tuple[str, int] | None = None) -> tuple[list[tuple[Match, StoredIssue]], dict[str, float]]:
         n = self.store.count()
         if n == 0 or (not doc.vector and not doc.keys):
             return [], {}
@@ -124,8 +125,9 @@ class DuplicateIndex:
         idfs = {t: idf(dfs.get(t, 1), n) for t in doc.vector}
         norm = self_score(doc.vector, idfs)
 
-        partial = self._term_candidates(doc, dfs, idfs)
-        by_key = self.store.numbers_by_key(doc.keys)
+        partial = self._term_candidates(doc, dfs, idfs, before)
+        by_key = self.store.numbers_by_key(doc.keys, before=before) if before is not None \
+            else self.store.numbers_by_key(doc.keys)
         keyed: set[int] = set()
         for numbers in by_key.values():
             keyed.update(numbers[:MAX_KEY_CANDIDATES])
@@ -143,7 +145,8 @@ class DuplicateIndex:
             out.append((compare(doc, other, min(text, 1.0)), issue))
         return out, idfs
 
-    def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float]) -> dict[int, float]:
+    def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float],
+                         before: tuple[str, int] | None = None) -> dict[int, float]:
         present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
         chosen: list[str] = []
         budget = POSTINGS_BUDGET
@@ -155,10 +158,11 @@ class DuplicateIndex:
         qw = {t: idfs[t] * doc.vector[t] for t in chosen}
         accumulate = getattr(self.store, "accumulate", None)
         if accumulate is not None:
-            return accumulate(qw)
+            return accumulate(qw, before) if before is not None else accumulate(qw)
         acc: dict[int, float] = {}
         get = acc.get
-        for term, number, w in self.store.postings(chosen):
+        for term, number, w in (self.store.postings(chosen, before) if before is not None
+                                else self.store.postings(chosen)):
             acc[number] = get(number, 0.0) + qw[term] * w
         return acc
 

@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 SCHEMA_VERSION = 2
 KEY_LIMIT = 50          # issues remembered per key at query time, newest first
+# `before=(created_at, number)` on a read: only issues created earlier, in the order (created_at, number)
+Before = tuple[str, int] | None
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,12 @@ class Store(Protocol):
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         """Document frequency of each term that occurs in at least one issue."""
 
-    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
-        """(term, number, weight) for every issue holding one of the terms."""
+    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
+        """(term, number, weight) for every issue holding one of the terms (created before `before`)."""
 
-    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
-        """The newest `limit` issues holding each key."""
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
+                       before: Before = None) -> dict[str, list[int]]:
+        """The newest `limit` issues holding each key (among those created before `before`)."""
 
     def set_duplicate_of(self, number: int, target: int | None) -> None: ...
 
@@ -96,12 +99,16 @@ class MemoryStore:
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         return {t: len(self._postings[t]) for t in terms if t in self._postings}
 
-    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+    def _earlier(self, number: int, before: tuple[str, int]) -> bool:
+        return (self._issues[number].created_at, number) < before
+
+    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
         for t in terms:
             for number, w in self._postings.get(t, {}).items():
-                yield t, number, w
+                if before is None or self._earlier(number, before):
+                    yield t, number, w
 
-    def accumulate(self, weights: dict[str, float]) -> dict[int, float]:
+    def accumulate(self, weights: dict[str, float], before: Before = None) -> dict[int, float]:
         """Σ weight(term) · w(term, issue) per issue over the terms' postings, in the order `postings` yields
         them (the same sums, without a tuple per posting)."""
         acc: dict[int, float] = {}
@@ -109,12 +116,17 @@ class MemoryStore:
         for t, q in weights.items():
             for number, w in self._postings.get(t, {}).items():
                 acc[number] = get(number, 0.0) + q * w
+        if before is not None:
+            acc = {n: v for n, v in acc.items() if self._earlier(n, before)}
         return acc
 
-    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
+                       before: Before = None) -> dict[str, list[int]]:
         out = {}
         for k in keys:
             numbers = self._keys.get(k)
+            if numbers and before is not None:
+                numbers = [n for n in numbers if self._earlier(n, before)]
             if numbers:
                 out[k] = sorted(numbers, reverse=True)[:limit]
         return out
@@ -281,17 +293,30 @@ class SqliteStore:
                     out[term] = df
         return out
 
-    def postings(self, terms: Sequence[str]) -> Iterator[tuple[str, int, float]]:
+    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
         self._flush()
         for chunk in self._chunks(list(terms)):
             marks = ",".join("?" * len(chunk))
-            yield from self._db.execute(f"SELECT term, number, w FROM postings WHERE term IN ({marks})", tuple(chunk))
+            if before is None:
+                yield from self._db.execute(f"SELECT term, number, w FROM postings WHERE term IN ({marks})",
+                                            tuple(chunk))
+            else:
+                yield from self._db.execute(
+                    f"SELECT p.term, p.number, p.w FROM postings p JOIN issues i ON i.number = p.number"
+                    f" WHERE p.term IN ({marks}) AND (i.created_at, i.number) < (?, ?)", (*chunk, *before))
 
-    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT) -> dict[str, list[int]]:
+    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
+                       before: Before = None) -> dict[str, list[int]]:
         self._flush()
         out = {}
         for k in keys:
-            rows = self._db.execute("SELECT number FROM keys WHERE key=? ORDER BY number DESC LIMIT ?", (k, limit))
+            if before is None:
+                rows = self._db.execute("SELECT number FROM keys WHERE key=? ORDER BY number DESC LIMIT ?",
+                                        (k, limit))
+            else:
+                rows = self._db.execute(
+                    "SELECT k.number FROM keys k JOIN issues i ON i.number = k.number WHERE k.key=?"
+                    " AND (i.created_at, i.number) < (?, ?) ORDER BY k.number DESC LIMIT ?", (k, *before, limit))
             numbers = [r[0] for r in rows]
             if numbers:
                 out[k] = numbers

@@ -121,3 +121,23 @@ def test_replicas_indexing_at_once_keep_counts_right(indexes, pg_url, corpus):  
     pg = DuplicateIndex(indexes.store("o/r"))
     terms = sorted({t for _, d in docs for t in d.vector})
     assert len(pg) == len(docs) and pg.store.df(terms) == memory.store.df(terms)
+
+
+def test_chronological_view_ranks_like_the_memory_index(indexes, corpus):
+    """`before=` (replay over a reused index) filters inside candidate selection, as in memory."""
+    docs, _ = corpus
+    memory, pg = DuplicateIndex(MemoryStore()), DuplicateIndex(indexes.store("o/chrono"))
+    fill(memory, docs)
+    with pg.batch():
+        fill(pg, docs)
+    found = 0
+    for issue, doc in docs[20:140:6]:
+        before = (issue["created_at"], issue["number"])
+        expected = [(s.candidate.number, s.candidate.score)
+                    for s in memory.search_doc(doc, exclude=issue["number"], near_misses=True, before=before)]
+        assert all(n < issue["number"] for n, _ in expected)
+        found += bool(expected)
+        assert [(s.candidate.number, s.candidate.score)
+                for s in pg.search_doc(doc, exclude=issue["number"], near_misses=True, before=before)] == expected
+    assert found >= 5
+    pg.close()

@@ -113,3 +113,60 @@ def test_stores_agree(tmp_path):
     a = [(s.candidate.number, s.candidate.score) for s in mem.search_doc(doc, near_misses=True)]
     b = [(s.candidate.number, s.candidate.score) for s in sql.search_doc(doc, near_misses=True)]
     assert a == b and a
+
+
+# -- the chronological view (replay over a reused index that already holds later issues) -----------------
+LATER = "2025-03-{:02d}T00:00:00Z"
+
+
+def test_earlier_duplicate_is_found_behind_many_later_ones_with_the_same_keys(index):
+    """Later reports of the same failure (more than the per-key budget) must not take the candidate slots."""
+    fill(index)
+    index.add(120, pp_draft_report(), PP_DRAFT, state="closed", created_at="2025-01-20T00:00:00Z")
+    with index.batch():
+        for i in range(60):
+            index.add(400 + i, pp_draft_report(f"org{i}/Model-{i}"), PP_DRAFT, created_at=LATER.format(i % 28 + 1))
+    before = ("2025-02-01T00:00:00Z", 300)
+    found = index.search(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), PP_DRAFT, exclude=300, before=before)
+    assert [c.number for c in found] == [120]
+    # the unfiltered view (the live bot) still prefers the newest
+    assert all(c.number >= 400 for c in index.search(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), PP_DRAFT))
+
+
+def wording_report(extra: str = ""):
+    return report("[Bug]: streaming chat completions drop the last chunk when stop strings overlap the tokenizer "
+                  "boundary", "Streaming responses from the chat endpoint lose the final delta whenever a stop "
+                  "string spans two detokenizer increments; the non-streaming response is complete. Seen with "
+                  "several tokenizers and both sampling presets." + extra)
+
+
+def test_earlier_duplicate_is_found_behind_many_later_ones_with_the_same_words(index):
+    """The same for the term candidates: later issues sharing the query's rarest words, scoring higher."""
+    fill(index)
+    index.add(120, wording_report(), (), created_at="2025-01-20T00:00:00Z")
+    with index.batch():
+        for i in range(40):
+            index.add(400 + i, wording_report(" Streaming stop string detokenizer overlap chunk boundary." * 2), (),
+                      created_at=LATER.format(i % 28 + 1))
+    before = ("2025-02-01T00:00:00Z", 300)
+    assert [c.number for c in index.search(wording_report(), (), exclude=300, before=before)] == [120]
+
+
+def test_chronological_index_uses_creation_order_not_numbers(index):
+    """Replay's view: 'earlier' is (created_at, number); an issue numbered above the query but created before
+    it (a transferred issue) is a candidate, one numbered below but created after is not."""
+    from bot.dupes.history import ChronologicalIndex
+    from bot.export import IssueRecord
+
+    records = [IssueRecord(500, "moved here", "", created_at="2025-01-15T00:00:00Z"),
+               IssueRecord(300, "query", "", created_at="2025-02-01T00:00:00Z"),
+               IssueRecord(250, "late", "", created_at="2025-02-10T00:00:00Z")]
+    chrono = ChronologicalIndex(index, records)
+    fill(index)
+    with index.batch():
+        for i in range(60):
+            chrono.add(600 + i, pp_draft_report(f"org{i}/Model-{i}"), PP_DRAFT, created_at=LATER.format(i % 28 + 1))
+        chrono.add(500, pp_draft_report(), PP_DRAFT, created_at="2025-01-15T00:00:00Z")
+        chrono.add(250, pp_draft_report("zai-org/GLM-4.6"), PP_DRAFT, created_at="2025-02-10T00:00:00Z")
+    found = chrono.search(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), PP_DRAFT, exclude=300)
+    assert [c.number for c in found] == [500]
