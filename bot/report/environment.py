@@ -119,7 +119,14 @@ def _image_version(line: str) -> str | None:
     return None
 
 
+# a link to vLLM's code or release notes at some tag names where to look, not the version the reporter runs
+_CODE_LINK_RE = re.compile(r"https?://github\.com/[^\s)\]>]{1,200}?/(?:blob|tree|releases/tag|compare|commits?|raw)/"
+                           r"[^\s)\]>]{0,300}")
+
+
 def _line_candidates(line: str, *, title: bool) -> list[tuple[str, str, bool]]:
+    if "github.com/" in line:
+        line = _CODE_LINK_RE.sub(lambda m: " " * len(m.group(0)), line)
     mentions: list[Mention] = vllm_mentions(line)
     taken = {(m.start, m.end) for m in mentions}
     for m in bare_mentions(line, need_v=False, lenient_v=title):
@@ -189,6 +196,9 @@ def _find_version(
             break   # nothing later can outrank it
     t = _PREFIX_RE.sub("", title[:MAX_LINE], count=1)
     title_cands = _line_candidates(t, title=True)
+    prefix = title[:MAX_LINE][:len(title[:MAX_LINE]) - len(t)]
+    if not title_cands and "vllm" in prefix.lower():
+        title_cands = _line_candidates(prefix, title=True)   # "[vLLM v0.11.0 + some-model]: …"
     img = _image_version(t)
     if img:
         title_cands.insert(0, (img, "image", False))

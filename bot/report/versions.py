@@ -28,6 +28,8 @@ _BARE_OK_BEFORE = frozenset({
     "upgraded", "upgrading", "downgrade", "downgraded", "downgrading", "the", "&", "/", "~", "-", "->", "=>", "still",
     "v1", "v0", "nightly", "main", "now", "currently", "but", "is", "was", "are", "vllm",
     "new", "old", "current", "previous", "tried", "both", "also", "until", "build", "commit", "running",
+    # vLLM's own docker images named without their registry path: "on vllm-openai v0.8.3"
+    "vllm-openai", "vllm-openai-rocm", "vllm-tpu", "vllm/vllm-openai", "vllm/vllm-tpu",
 })
 # packages whose 0.x versions show up in vLLM reports
 OTHER_PACKAGES = frozenset({
@@ -195,7 +197,11 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
         before = written.lower()
         ok = before in _BARE_OK_BEFORE or before.endswith(("vllm", "/")) or (has_v and before == "version")
         if not ok and lenient_v and has_v and v.count(".") >= 2:
-            ok = written.isascii() and written.isalpha() and written.islower() and before not in OTHER_PACKAGES
+            # a lowercase word, or a capitalised verb opening the title ("Missing v0.12.0 wheel …"), not a name
+            first = not line[:max(0, line.rfind(written, 0, s))].strip(" \t`'\"([{*:")
+            verb = first and written.istitle() and before.endswith(("ing", "ed"))
+            ok = (written.isascii() and written.isalpha() and (written.islower() or verb)
+                  and before not in OTHER_PACKAGES)
         if not ok:
             continue
         out.append(Mention(v, s, s + len(v), False))

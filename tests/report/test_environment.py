@@ -239,6 +239,15 @@ def test_image_tags(text, version):
     ("[Bug]: LMCache v0.3.1 crashes with vLLM", "", None),
     ("[Bug]: regression v0.10.2", "", "0.10.2"),
     ("[Bug]: crash", "this was fixed in v0.9.1 according to the changelog, but I am on vllm 0.9.0", "0.9.0"),
+    ("[Bug]: [vLLM v0.14.1 + Kimi-K2]: streamed tool calls lose their arguments", "see below", "0.14.1"),
+    ("[Bug]: [V1][Spec Decode]: ngram drafts crash", "see below", None),
+    ("[Bug]: Mixtral fails to load on vllm-openai v0.7.3", "### Your current environment", "0.7.3"),
+    ("[Installation]: Missing v0.13.1 wheel for ppc64le", "pip install vllm\nInstalled vllm 0.12.0 instead", "0.13.1"),
+    ("[Bug]: Granite v0.3.1 template renders twice", "", None),
+    ("[Bug]: crash", "the check at https://github.com/vllm-project/vllm/blob/v0.3.3/vllm/worker.py#L12 is off", None),
+    ("[Bug]: crash", "see [tag](https://github.com/vllm-project/vllm/releases/tag/v0.12.0), we use vllm 0.11.2", "0.11.2"),
+    ("[Bug]: crash", "pip install https://github.com/vllm-project/vllm/releases/download/v0.9.1/vllm-0.9.1-cp38-abi3.whl",
+     "0.9.1"),
 ])
 def test_prose_and_title(title, body, version):
     env, _ = env_of(body, title=title)
