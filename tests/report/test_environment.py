@@ -245,7 +245,8 @@ def test_image_tags(text, version):
     ("[Installation]: Missing v0.13.1 wheel for ppc64le", "pip install vllm\nInstalled vllm 0.12.0 instead", "0.13.1"),
     ("[Bug]: Granite v0.3.1 template renders twice", "", None),
     ("[Bug]: crash", "the check at https://github.com/vllm-project/vllm/blob/v0.3.3/vllm/worker.py#L12 is off", None),
-    ("[Bug]: crash", "see [tag](https://github.com/vllm-project/vllm/releases/tag/v0.12.0), we use vllm 0.11.2", "0.11.2"),
+    ("[Bug]: crash", "see [tag](https://github.com/vllm-project/vllm/releases/tag/v0.12.0), I use vllm 0.11.2",
+     "0.11.2"),
     ("[Bug]: crash", "pip install https://github.com/vllm-project/vllm/releases/download/v0.9.1/vllm-0.9.1-cp38-abi3.whl",
      "0.9.1"),
 ])
