@@ -70,6 +70,11 @@ class Word:
     prose: float = 0.5      # weight when found in the description prose
 
 
+# model families, for "support <family…>" / "is <family…> supported"
+_FAMILIES = (r"\b(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|minimax|"
+             r"baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
+             r"paligemma|cohere|aya|starcoder|codellama|gpt-oss|grok|seed-oss|step\d?)")
+
 WORDS: tuple[Word, ...] = (
     Word("speculative-decoding", r"\bspec\w{0,12}\s*[-_ ]?decod\w*|\bspec[-_ ]?dec\b|\bspeculat\w*"),
     Word("speculative-decoding", r"\b(eagle-?3?(?![-_]?\d+b)|medusa|mtp|draft model|ngram speculat\w*)\b", 1.0, 0.3),
@@ -79,30 +84,37 @@ WORDS: tuple[Word, ...] = (
          1.0, 0.3),
     Word("tensor-parallel", r"\btensor[-_ ]parallel\w*|\btp[-_ ]?size\b"),
     Word("tensor-parallel", r"\b(attention|kv|query) heads?\b.{0,40}\bdivisib\w*|\bdivisib\w*.{0,40}\bheads\b"),
+    Word("tensor-parallel", r"\b(using|use|with|enable|enabling) tp\b(?!\s*[=:]?\s*1\b)|\btp (inference|mode|group)\b"),
     Word("tensor-parallel", r"(?-i:\bTP\b)(?!\s*[=:]?\s*1\b)|\btp\s*(=\s*([2-9]|\d\d)|>\s*\d)|\bmulti[-_ ]?gpus?\b|"
                             r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
-    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b"),
+    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\brayworker\w*"),
     # saying the deployment spans nodes is the reporter's own setup, not a passing word
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
     Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
-    Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4|mxfp4|fp4|int4|int8|w8a8|w4a16|w4a8|"
-                         r"compressed[-_ ]tensors|marlin|fp8)\b"),
+    Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
+                         r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
     Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|\d(?-i:vlmoe)\b"),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
-                   r"\bmemory (leak|usage|footprint)\b"),
+                   r"\bmemory (leak|usage|footprint)\b|\bgpu[-_ ]memory[-_ ]utili[sz]ation\b"),
     # KV-cache sizing is a memory question (not prefix-caching bugs)
     Word("memory", r"\bkv[-_ ]?cache\b.{0,60}\b(memory|\w*allocat\w*|capacity|max[-_ ]?(model|seq\w*)[-_ ]?len\w*)|"
                    r"\b(memory|\w*allocat\w*)\b.{0,60}\bkv[-_ ]?cache\b"),
     Word("kv-cache", r"\bkv[-_ ]?cache\b|\bprefix[-_ ]cach\w*|\bkv blocks?\b"),
+    # disaggregated prefill moves the KV cache between engines through a KV connector
+    Word("kv-cache", r"\bkv[-_ ]?(transfer|connector)s?\b|\bdisaggregat\w*|\bp/?d disagg\w*|\b(nixl|lmcache|mooncake)"
+                     r"(connector\w*)?\b"),
     Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
                          r"\bpip wheel\b|\bwheel\b|\bsetup\.py\b|\bundefined symbol\b", 1.0, 0.3),
-    Word("rocm", r"\brocm\b|\bamd\b|\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
+    # an AMD CPU ("AMD Ryzen", "AMD 7940HS") is not ROCm
+    Word("rocm", r"\brocm\b|\bamd\b(?!\s+(ryzen|epyc|threadripper|athlon|\d{4}\w{0,2}\b|cpus?\b))|"
+                 r"\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
     Word("tpu", r"\btpus?\b"),
     Word("cpu", r"\bcpu[-_ ]?(backend|only|inference|serving|mode|device|platform|build|wheel|docker|image)\b|"
                 r"\b(on|with) (a |the )?cpu\b|\bx86\b", 1.0, 0.3),
     Word("cpu", r"\bcpu\b(?![-_ ]?(offload\w*|usage|utili[sz]ation|memory|threads?|cores?|bound|overhead|ram|swap))",
          0.5, 0.3),
+    Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b"),
     Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
                 r"\bs390x\b"),
     Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b"),
@@ -116,8 +128,8 @@ WORDS: tuple[Word, ...] = (
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
                            r"(?<![a-z])omni(?![a-z])|vl(?=for|model)|\bllava\w*|"
                            r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
-                           r"\baudio input\w*|\bglm-?4(\.\d+)?v\b|\bqwen\d?(\.\d)?-?audio\b|\bwhisper\b|"
-                           r"\blimit[-_]mm[-_]per[-_]prompt\b"),
+                           r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|\bminicpm-?[ov]\b|\bqwen\d?(\.\d)?-?audio\b|"
+                           r"\bwhisper\b|\blimit[-_]mm[-_]per[-_]prompt\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
@@ -126,6 +138,8 @@ WORDS: tuple[Word, ...] = (
                      r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
                      r"\bprompt_logprobs\b|\blogprobs\b"),
     Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bstreaming\b", 0.5, 0.3),
+    Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
+                      r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
     Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
                       r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
@@ -215,7 +229,9 @@ FRAMES: tuple[FramePattern, ...] = (
     FramePattern("lora", r"vllm/lora/", 1.0, 1.0),
     FramePattern("structured-output", r"structured_output|guided_decoding|/xgrammar/|/outlines/", 1.0, 1.0),
     FramePattern("tool-calling", r"tool_parsers?/|vllm/reasoning/", 1.0, 1.0),
-    FramePattern("frontend", r"vllm/entrypoints/(openai/|chat_utils|serve/|renderer)", 1.0, 0.0),
+    # not api_server.py / rpc/: they start the engine and re-raise its failures ("Engine process failed to start")
+    FramePattern("frontend", r"vllm/entrypoints/(openai/(?!api_server\.py|rpc/)|chat_utils|serve/|renderer)",
+                 1.0, 0.0),
     FramePattern("quantization", r"vllm/model_executor/layers/quantization/|gguf", 1.0, 0.5),
     FramePattern("moe", r"fused_moe", 1.0, 0.5),
     FramePattern("torch.compile", r"torch/_dynamo/|torch/_inductor/|vllm/compilation/", 1.0, 0.5),

@@ -335,3 +335,41 @@ def test_a_pasted_command_line_is_not_what_the_report_is_about():
             "Tool calls come back as plain text instead of tool_calls.")
     got = _labels("[Bug]: auto tool call does not work for phi-4-mini", body)
     assert "quantization" not in got and "tool-calling" in got
+
+
+@pytest.mark.parametrize(("title", "body", "want", "not_want"), [
+    ("[Bug]: CPU backend segfaults during warmup on an AMD 7840U laptop", "torch 2.10.0+cpu", {"cpu"}, {"rocm"}),
+    ("[Bug]: AMD Ryzen 9 host: engine exits during profiling", "", set(), {"rocm"}),
+    ("[Bug]: AMD MI250 crashes in paged attention", "", {"rocm"}, set()),
+    ("[Bug]: When using tp for serving, worker 3 dies", "", {"tensor-parallel"}, set()),
+    ("Error. RayWorkerWrapper hangs forever with 4 GPUs", "", {"ray"}, set()),
+    ("[Bug]: NixlConnector handshake times out between prefill and decode", "", {"kv-cache"}, set()),
+    ("[Bug]: P/D disaggregation with two LMCache instances drops requests", "", {"kv-cache"}, set()),
+    ("[Bug]: Cannot load a NVFP4A16 checkpoint on H200", "", {"quantization"}, set()),
+    ("[Feature]: support gemma-4 vision", "", {"new-model"}, set()),
+    ("[Feature]: is the new Qwen4-VL supported?", "", {"new-model", "multi-modality"}, set()),
+    ("[New Model]: MiniCPM-V-4 and MiniCPM-o-3", "", {"multi-modality"}, set()),
+    ("[Usage]: Can't support Phi-4 with more than 2 GPUs", "", set(), {"new-model"}),
+    ("[Feature]: Pipeline parallel support for Llama-4 Scout", "", {"pipeline-parallel"}, {"new-model"}),
+    ("[Bug]: docker cpu image fails with illegal instruction", "", {"cpu"}, set()),
+    ("[Feature]: make gpu_memory_utilization accept absolute GiB", "", {"memory"}, set()),
+])
+def test_subject_words_in_titles(title: str, body: str, want: set[str], not_want: set[str]) -> None:
+    got = set(_labels(title, body))
+    assert want <= got, got
+    assert not (not_want & got), got
+
+
+def test_the_server_start_up_wrapper_is_not_a_frontend_failure():
+    body = """```
+  File "/opt/venv/lib/python3.12/site-packages/vllm/entrypoints/openai/api_server.py", line 230, in build_client
+    raise RuntimeError(
+RuntimeError: Engine process failed to start. See stack trace for the root cause.
+```"""
+    assert "frontend" not in _labels("[Bug]: Qwen3-32B does not start on 2x A10", body)
+    chat = """```
+  File "/opt/venv/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_chat.py", line 688, in stream_gen
+    delta_message = tool_parser.extract_tool_calls_streaming(
+AttributeError: 'NoneType' object has no attribute 'group'
+```"""
+    assert "frontend" in _labels("[Bug]: streaming chat crashes", chat)

@@ -298,6 +298,26 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
     return hw
 
 
+_TITLE_TAG_RE = re.compile(r"\[(xpu|intel[ -]?gpu|rocm|amd|tpu|cpu)\]", re.IGNORECASE)
+_TARGET_DEVICE_RE = re.compile(r"VLLM_TARGET_DEVICE=[\"']?(xpu|rocm|tpu|cpu)\b", re.IGNORECASE)
+_TAG_PLATFORM = {"xpu": "xpu", "intel gpu": "xpu", "intel-gpu": "xpu", "intelgpu": "xpu", "rocm": "rocm",
+                 "amd": "rocm", "tpu": "tpu", "cpu": "cpu"}
+
+
+def _named_platform(title: str, lines: list[str]) -> str | None:
+    """The platform the reporter names outright: a '[XPU]' tag in the title, or VLLM_TARGET_DEVICE in a command.
+    It outranks a GPU name in the prose, which may be another machine ("works on an MI300X, fails on the Arc")."""
+    m = _TITLE_TAG_RE.search(title)
+    if m:
+        return _TAG_PLATFORM.get(m.group(1).lower())
+    for line in lines:
+        if "VLLM_TARGET_DEVICE" in line.upper():
+            m = _TARGET_DEVICE_RE.search(line)
+            if m:
+                return m.group(1).lower()
+    return None
+
+
 def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], vllm_version: str | None) -> str | None:
     for line in lines:
         if "detected platform" in line:
@@ -316,6 +336,9 @@ def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], 
         return "cuda"
     if "cuda_build" in ce.fields and ce.strong >= 3:
         return "cpu"   # a torch without CUDA, ROCm or XPU
+    named = _named_platform(prose[0] if prose else "", lines)
+    if named:
+        return named
     if hw.rocm:
         return "rocm"
     by_gpu = _platform_of_gpus(hw.gpus)

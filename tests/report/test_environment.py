@@ -420,3 +420,13 @@ def test_another_packages_zero_zero_release_is_not_a_vllm_version():
             "**0.0.9**; please move to the maintained fork.")
     assert parse("[Feature]: switch the tokenizer dependency", body).environment.vllm_version is None
     assert parse("[Bug]: crash on v0.9.2", "Started failing on v0.9.2.").environment.vllm_version == "0.9.2"
+
+
+@pytest.mark.parametrize(("title", "body", "platform"), [
+    ("[Bug][XPU]: w4a16 checkpoint fails on Arc Pro B60", "It works on an A10 and on an MI300X.", "xpu"),
+    ("[Bug]: sampler crash", "VLLM_TARGET_DEVICE=cpu vllm serve Qwen/Qwen3-0.6B\nfine on MI210 though", "cpu"),
+    ("[Bug]: sampler crash", "fine on an MI210, fails here", "rocm"),
+])
+def test_a_platform_named_outright_beats_a_gpu_from_the_prose(title, body, platform):
+    env, _ = env_of(body, title=title)
+    assert env.platform == platform
