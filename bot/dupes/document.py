@@ -47,7 +47,7 @@ _FLAG_OFF = (None, False, 0, 1, "", "auto", "none", "None", "false", "False")
 class IssueDoc:
     vector: dict[str, float] = field(hash=False)      # term -> saturated BM25F term weight
     signatures: tuple[Signature, ...] = ()
-    rules: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()                        # rule ids, "id=key" for a rule with a duplicate_key
     flags: tuple[str, ...] = ()                        # notable flags set, snake_case
     title: str = ""                                     # cleaned title, for reasons
 
@@ -57,7 +57,7 @@ class IssueDoc:
         out: list[str] = []
         for sig in self.signatures:
             out.extend(sig.keys())
-        out.extend("rule:" + r for r in self.rules)
+        out.extend("rule:" + rule_id(r) for r in self.rules)
         return tuple(dict.fromkeys(out))
 
 
@@ -113,12 +113,21 @@ def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:
     return {t: round(w * (K1 + 1.0) / (w + K1), 4) for t, w in vector.items()}
 
 
+def rule_entry(finding: Finding) -> str:
+    """How a diagnosis is stored: the rule id, and which of the rule's root causes when the rule keys them."""
+    return f"{finding.rule}={finding.duplicate_key}" if finding.duplicate_key else finding.rule
+
+
+def rule_id(entry: str) -> str:
+    return entry.partition("=")[0]
+
+
 def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
     fields = field_tokens(report)
     return IssueDoc(
         vector=bm25f_vector(fields),
         signatures=signatures(report),
-        rules=tuple(sorted({f.rule for f in findings})),
+        rules=tuple(sorted({rule_entry(f) for f in findings})),
         flags=notable_flags(report),
         title=clean_title(report.title_text or report.title),
     )

@@ -97,12 +97,25 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
             sig = s
             same_frames = s.frame_key is not None and s.frame_key in doc_frames
             break
-    shared_rules = tuple(r for r in query.rules if r in doc.rules)
+    shared_rules = shared_diagnoses(query.rules, doc.rules)
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags)
     return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules,
                  rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
                  query_terms=len(query.vector))
+
+
+def shared_diagnoses(query: tuple[str, ...], doc: tuple[str, ...]) -> tuple[str, ...]:
+    """Rule ids both reports were diagnosed with. A rule with a duplicate_key ("id=key") is shared only when the keys
+    agree: the same rule for another architecture or library is another root cause. A missing key agrees with any."""
+    out: list[str] = []
+    for q in query:
+        qid, _, qkey = q.partition("=")
+        for d in doc:
+            did, _, dkey = d.partition("=")
+            if qid == did and (not qkey or not dkey or qkey == dkey) and qid not in out:
+                out.append(qid)
+    return tuple(out)
 
 
 def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:

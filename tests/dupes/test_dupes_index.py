@@ -170,3 +170,30 @@ def test_chronological_index_uses_creation_order_not_numbers(index):
         chrono.add(250, pp_draft_report("zai-org/GLM-4.6"), PP_DRAFT, created_at="2025-02-10T00:00:00Z")
     found = chrono.search(pp_draft_report("deepseek-ai/DeepSeek-V3.2"), PP_DRAFT, exclude=300)
     assert [c.number for c in found] == [500]
+
+
+def test_unsupported_architectures_link_only_to_the_same_architecture(index):
+    from bot.report import parse
+    from bot.rules import load_rules
+
+    rules = load_rules()
+
+    def unsupported(arch: str, who: str):
+        body = f"""### Your current environment
+
+vLLM 0.4.2 on an A100 box ({who}).
+
+### 🐛 Describe the bug
+
+```
+ValueError: Model architectures ['{arch}'] are not supported for now. Supported architectures: ['LlamaForCausalLM']
+```
+"""
+        r = parse(f"[Bug]: cannot serve my {arch} checkpoint", body)
+        return r, tuple(rules.evaluate(r))
+
+    fill(index)
+    index.add(300, *unsupported("ZetaForCausalLM", "lab A"), created_at="2025-02-01T00:00:00Z")
+    index.add(301, *unsupported("OrcaVLForConditionalGeneration", "lab B"), created_at="2025-02-02T00:00:00Z")
+    found = index.search(*unsupported("ZetaForCausalLM", "lab C"))
+    assert [c.number for c in found] == [300]

@@ -81,3 +81,28 @@ def test_a_strong_signal_is_not_scaled_down_for_short_reports():
 
     sig = Signature("ValueError", "Bfloat16 is only supported on GPUs with compute capability of at least <num>")
     assert combine(Match(text=0.5, signature=sig, query_terms=4)) >= DEFAULT_POLICY.threshold
+
+
+def keyed(rule: str, key: str | None):
+    from dataclasses import replace
+    return replace(finding(rule), duplicate_key=key)
+
+
+def test_same_rule_with_different_duplicate_keys_is_a_near_miss_not_a_diagnosis_in_common():
+    a = build_doc(pp_target_report(), (keyed("architecture-not-supported", "fooforcausallm"),))
+    b = build_doc(pp_target_report("x/Other-Model"), (keyed("architecture-not-supported", "barlm"),))
+    m = compare(a, b, text=0.45)
+    assert m.shared_rules == () and m.rule_conflict
+    assert combine(m) < DEFAULT_POLICY.threshold
+
+
+def test_same_rule_and_same_key_or_an_unknown_key_is_shared():
+    a = build_doc(pp_target_report(), (keyed("architecture-not-supported", "fooforcausallm"),))
+    same = build_doc(pp_target_report("x/Other-Model"), (keyed("architecture-not-supported", "fooforcausallm"),))
+    unknown = build_doc(pp_target_report("x/Third"), (keyed("architecture-not-supported", None),))
+    for other in (same, unknown):
+        m = compare(a, other, text=0.0)
+        assert m.shared_rules == ("architecture-not-supported",)
+        assert combine(m) >= DEFAULT_POLICY.threshold
+        assert "same diagnosis: architecture-not-supported" in reason(m)
+    assert "rule:architecture-not-supported" in a.keys   # retrieval by rule id, whatever the key
