@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.report.cmdline import extract_commands, merge_flags, model_and_architectures, parse_non_default_args
 from bot.report.environment import parse_environment
 from bot.report.kind import detect_kind
@@ -49,7 +51,7 @@ def parse(title: str | None, body: str | None) -> Report:
     tracebacks, exceptions, error_lines = extract_errors(log, title)
     commands = extract_commands(body, lines)
     nda = parse_non_default_args(lines)
-    flags = merge_flags(commands, nda)
+    flags = merge_flags(commands, nda, _offsets(body, commands), _error_offset(body, exceptions, error_lines))
     model, architectures = model_and_architectures(lines, commands, nda)
     environment, placeholder = parse_environment(title, body, sections, lines)
     needs_info = _needs_info(kind, environment)
@@ -74,6 +76,38 @@ def parse(title: str | None, body: str | None) -> Report:
         architectures=architectures,
         needs_info=needs_info,
     )
+
+
+def _offsets(body: str, commands: tuple[Command, ...]) -> tuple[int, ...]:
+    """Where each command starts in the body (its first words, whatever the spacing), -1 when not found."""
+    out = []
+    start = 0
+    for c in commands:
+        words = c.raw.split()[:8]
+        # continuation backslashes and line breaks sit between the words of a multi-line command
+        rx = re.compile(r"[\s\\]+".join(re.escape(w[:200]) for w in words)) if words else None
+        m = (rx.search(body, start) or rx.search(body)) if rx else None
+        out.append(m.start() if m else -1)
+        if m:
+            start = m.end()
+    return tuple(out)
+
+
+_ERROR_WORD = re.compile(r"^[^\n]{0,200}?\b(\w*Error|error|Exception)\b ?[:,]", re.MULTILINE)
+
+
+def _error_offset(body: str, exceptions: tuple[ExceptionInfo, ...], error_lines: tuple[str, ...]) -> int | None:
+    """Where the first traceback, exception or error line starts in the body."""
+    found = [i for i in (body.find("Traceback (most recent call last)"),) if i >= 0]
+    for text in [e.first_line for e in exceptions[:3]] + list(error_lines[:3]):
+        line = text.strip()[:80]
+        i = body.find(line) if line else -1
+        if i >= 0:
+            found.append(i)
+    m = _ERROR_WORD.search(body)   # "Value error, …" and other error lines the log parser does not keep
+    if m:
+        found.append(m.start())
+    return min(found) if found else None
 
 
 def _needs_info(kind: str, env: Environment) -> tuple[str, ...]:

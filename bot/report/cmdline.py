@@ -460,11 +460,35 @@ def parse_non_default_args(lines: tuple[str, ...]) -> dict[str, Any] | None:
     return namespace
 
 
-def merge_flags(commands: tuple[Command, ...], non_default_args: dict[str, Any] | None) -> dict[str, Any]:
+_SERVING = frozenset({"vllm-serve", "api-server", "docker", "compose", "python-llm"})
+
+
+def merge_flags(commands: tuple[Command, ...], non_default_args: dict[str, Any] | None,
+                positions: tuple[int, ...] = (), error_at: int | None = None) -> dict[str, Any]:
+    """The flags of the run the report is about; `non-default args` (that run's own log) win.
+
+    Several serving commands are usually several attempts ("this fails … this works"), so only one of them counts:
+    the one that agrees most with `non-default args`, else the last one pasted before the error (`positions` are
+    the commands' offsets in the body, -1 unknown; `error_at` the offset of the first traceback or error), else
+    the last one. Other commands (ray start, pip) add their flags in order."""
+    nda = non_default_args or {}
+    serving = [i for i, c in enumerate(commands) if c.entrypoint in _SERVING and c.flags]
+    chosen: int | None = None
+    if len(serving) > 1:
+        if nda:
+            agree = [sum(1 for k, v in commands[i].flags.items() if k in nda and nda[k] == v) for i in serving]
+            if max(agree) > 0:
+                chosen = max((a, i) for a, i in zip(agree, serving, strict=True))[1]
+        if chosen is None and error_at is not None and len(positions) == len(commands):
+            before = [i for i in serving if 0 <= positions[i] < error_at]
+            chosen = before[-1] if before else None
+        if chosen is None:
+            chosen = serving[-1]
     flags: dict[str, Any] = {}
-    for command in commands:
-        flags.update(command.flags)
-    flags.update(non_default_args or {})
+    for i, command in enumerate(commands):
+        if chosen is None or i == chosen or i not in serving:
+            flags.update(command.flags)
+    flags.update(nda)
     return flags
 
 

@@ -221,3 +221,37 @@ def test_benchmark_scripts_and_other_entrypoints():
     assert cmd.flags["tensor_parallel_size"] == 2
     cmd = only("vllm chat --url http://localhost:8000/v1 --model-name qwen")
     assert cmd.entrypoint == "other"
+
+
+def test_several_attempts_flags_come_from_the_command_that_non_default_args_confirm():
+    a = only("vllm serve org/m --dtype float16 --max-model-len 4096")
+    b = only("vllm serve org/m --dtype bfloat16 --enforce-eager")
+    flags = merge_flags((a, b), {"model": "org/m", "dtype": "float16"})
+    assert flags == {"model": "org/m", "dtype": "float16", "max_model_len": 4096}
+
+
+def test_several_attempts_without_a_log_take_the_command_before_the_error():
+    a = only("vllm serve org/m --dtype float16")
+    b = only("vllm serve org/m --enforce-eager")
+    assert merge_flags((a, b), None, (10, 300), 120) == {"model": "org/m", "dtype": "float16"}
+    assert merge_flags((a, b), None, (10, 300), None) == {"model": "org/m", "enforce_eager": True}
+
+
+def test_parse_reads_the_flags_of_the_failing_attempt():
+    from bot.report import parse
+
+    body = """### 🐛 Describe the bug
+
+First attempt:
+
+vllm serve acme/orca-13b-awq -tp 2 --dtype bfloat16 --port 9001
+Value error, torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]
+
+Second attempt, other error:
+
+vllm serve acme/orca-13b-awq -tp 2 --dtype float16 --port 9001 --enforce-eager
+Value error, The model type 'orca' does not support float16. Reason: Numerical instability.
+"""
+    r = parse("[Bug]: AWQ Orca does not start with either dtype", body)
+    assert r.flags["dtype"] == "bfloat16"
+    assert "enforce_eager" not in r.flags
