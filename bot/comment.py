@@ -136,6 +136,9 @@ def render_comment(
         "report": _report_view(report),
         "kind": Safe(nz.plain(report.kind, 20)),
         "environment_placeholder": report.environment_placeholder and not needs_info,
+        # an environment was pasted (torch, GPUs) but it stops before the vLLM line: ask for the version only
+        "version_only": bool(report.environment.torch_version and report.environment.gpus
+                             and not report.environment.vllm_version and report.kind != "installation"),
     }
     body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(**context)
     body = _tidy(body)

@@ -134,6 +134,33 @@ def test_needs_info_asks_for_collect_env_or_at_least_the_version() -> None:
     assert "Your current environment" in out
 
 
+def test_an_environment_cut_before_the_vllm_line_asks_for_the_version_only() -> None:
+    body = """### Your current environment
+
+```text
+PyTorch version: 2.6.0+rocm6.2
+Is debug build: False
+ROCM used to build PyTorch: 6.2.41133
+
+OS: Ubuntu 22.04.5 LTS (x86_64)
+Python version: 3.12.8 (main, Dec  4 2024, 08:54:12) [GCC 11.4.0] (64-bit runtime)
+GPU models and configuration: AMD Instinct MI210 (gfx90a:sramecc+:xnack-)
+HIP runtime version: 6.2.41133
+```
+
+### 🐛 Describe the bug
+
+Serving fails after the first request.
+"""
+    report = parse("[Bug]: crash on MI210", body)
+    assert report.environment.vllm_version is None and report.needs_info == ("environment",)
+    out = render_comment(report, (), (), report.needs_info)
+    assert out is not None
+    assert "does not show the vLLM version" in out
+    assert 'python -c "import vllm; print(vllm.__version__)"' in out
+    assert "vllm collect-env" not in out
+
+
 def test_duplicates_alone_make_a_comment_that_links_them() -> None:
     report = parse(SEED_TITLE, SEED_BODY)
     dups = (Candidate(number=120, score=0.8, reason="same error signature", title="PP + MTP fails", state="open"),
