@@ -2,11 +2,13 @@
 
 The texts go into the bot's public comment, so a value the reporter did not give must not leave a hole ("the adapter
 has rank , above the configured ,", an empty code span, `--max-lora-rank ` with nothing after it). Each rule is
-rendered through the engine's own renderer in three situations:
+rendered through the engine's own renderer in these situations:
 
 * `example` — each of the rule's `match` examples, parsed and evaluated with the whole shipped rule set (the texts
   of the finding the bot would post);
 * `captures-only` — the captures and exception of that match, but no flags, no environment and an empty report;
+* `exception-without-message` — the example's report, with the matched exception reduced to its type (what a
+  title like "HarmonyError on gpt-oss" gives);
 * `nothing-known` — no flags, environment, captures or exception at all.
 
 `holes()` is the check; `test_holes_*` pin down what it catches and what it leaves alone.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -242,6 +245,9 @@ def _contexts(rule: Rule, ruleset: RuleSet) -> Iterator[tuple[str, dict, Finding
         assert hit is not None
         yield f"example {i}", template_context(report, texts.flags, hit.captures, hit.exception), finding
         yield f"captures-only {i}", template_context(empty, {}, hit.captures, hit.exception), None
+        if hit.exception is not None and hit.exception.message:  # e.g. an exception named only in the title
+            bare = replace(hit.exception, message="", frames=())
+            yield f"exception-without-message {i}", template_context(report, texts.flags, hit.captures, bare), None
     yield "nothing-known", template_context(empty, {}, {}, None), None
 
 
