@@ -5,6 +5,7 @@ Pure: built from a Report and its findings, no I/O.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ class IssueDoc:
     rules: tuple[str, ...] = ()                        # rule ids, "id=key" for a rule with a duplicate_key
     flags: tuple[str, ...] = ()                        # notable flags set, snake_case
     title: str = ""                                     # cleaned title, for reasons
+    body_key: str = ""                                  # digest of a substantial description (a re-filed report)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -58,6 +60,8 @@ class IssueDoc:
         for sig in self.signatures:
             out.extend(sig.keys())
         out.extend("rule:" + rule_id(r) for r in self.rules)
+        if self.body_key:
+            out.append("body:" + self.body_key)
         return tuple(dict.fromkeys(out))
 
 
@@ -122,6 +126,20 @@ def rule_id(entry: str) -> str:
     return entry.partition("=")[0]
 
 
+# a description this long, with this much of the reporter's own text, is not a template or a one-liner
+MIN_BODY_CHARS = 400
+MIN_OWN_CHARS = 100
+
+
+def body_key(report: Report) -> str:
+    """The same description pasted again (a report re-filed by its author, or copied by another user), whatever
+    the title and the whitespace; empty for short or template-only descriptions, which many unrelated issues share."""
+    text = " ".join((report.description or "").lower().split())
+    if len(text) < MIN_BODY_CHARS or len(meaningful_lines(report.description or "").strip()) < MIN_OWN_CHARS:
+        return ""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:24]
+
+
 def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
     fields = field_tokens(report)
     return IssueDoc(
@@ -130,6 +148,7 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         rules=tuple(sorted({rule_entry(f) for f in findings})),
         flags=notable_flags(report),
         title=clean_title(report.title_text or report.title),
+        body_key=body_key(report),
     )
 
 
@@ -140,10 +159,11 @@ def doc_meta(doc: IssueDoc) -> dict[str, Any]:
         "rules": list(doc.rules),
         "flags": list(doc.flags),
         "title": doc.title,
+        "body": doc.body_key,
     }
 
 
 def doc_from_meta(vector: dict[str, float], meta: dict[str, Any]) -> IssueDoc:
     sigs = tuple(Signature(t, m, tuple(f), d) for t, m, f, d in meta.get("sigs", ()))
     return IssueDoc(vector=vector, signatures=sigs, rules=tuple(meta.get("rules", ())),
-                    flags=tuple(meta.get("flags", ())), title=meta.get("title", ""))
+                    flags=tuple(meta.get("flags", ())), title=meta.get("title", ""), body_key=meta.get("body", ""))

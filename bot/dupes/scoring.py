@@ -77,6 +77,7 @@ class Match:
     signature: Signature | None = None       # a shared normalised error (the query's side)
     same_frames: bool = False
     shared_rules: tuple[str, ...] = ()
+    same_body: bool = False                  # the same substantial description (a re-filed report)
     rule_conflict: bool = False              # both diagnosed, no diagnosis in common
     shared_flags: tuple[str, ...] = ()
     shared_terms: tuple[str, ...] = ()
@@ -84,7 +85,7 @@ class Match:
 
     @property
     def strong(self) -> bool:
-        return bool(self.shared_rules) or self.signature is not None
+        return bool(self.shared_rules) or self.signature is not None or self.same_body
 
 
 def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = ()) -> Match:
@@ -100,7 +101,8 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
     shared_rules = shared_diagnoses(query.rules, doc.rules)
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags)
-    return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules,
+    same_body = bool(query.body_key) and query.body_key == doc.body_key
+    return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules, same_body=same_body,
                  rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
                  query_terms=len(query.vector))
 
@@ -123,7 +125,7 @@ def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
     score = policy.w_text * m.text
     if not m.strong and m.query_terms < policy.min_text_terms:
         score *= m.query_terms / policy.min_text_terms
-    if m.shared_rules:
+    if m.shared_rules or m.same_body:
         score += policy.w_rule
     if m.signature is not None and not (m.rule_conflict and policy.veto_rule_conflict):
         score += policy.w_signature + (policy.w_frames if m.same_frames else 0.0)
@@ -142,6 +144,8 @@ def _safe(text: str) -> str:
 
 def reason(m: Match) -> str:
     parts: list[str] = []
+    if m.same_body:
+        parts.append("same description")
     if m.signature is not None:
         where = " (same place in vLLM)" if m.same_frames else ""
         parts.append(f"same error: {m.signature.describe()}{where}")

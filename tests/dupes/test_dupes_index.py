@@ -197,3 +197,34 @@ ValueError: Model architectures ['{arch}'] are not supported for now. Supported 
     index.add(301, *unsupported("OrcaVLForConditionalGeneration", "lab B"), created_at="2025-02-02T00:00:00Z")
     found = index.search(*unsupported("ZetaForCausalLM", "lab C"))
     assert [c.number for c in found] == [300]
+
+
+REPOST = """### 🐛 Describe the bug
+
+Starting the server on our eight-card box fails every time, right after the weights are loaded:
+
+```
+vllm serve /models/Orca-MoE-400B --tensor-parallel-size 8 --max-model-len 2048 --enable-expert-parallel
+(APIServer pid=4410) INFO 03-11 09:12:40 [api_server.py:1300] vLLM API server version 0.13.0
+(APIServer pid=4410) INFO 03-11 09:12:40 [utils.py:250] non-default args: {'tensor_parallel_size': 8}
+(APIServer pid=4410) INFO 03-11 09:12:45 [model.py:514] Resolved architecture: OrcaMoeForCausalLM
+(EngineCore_DP0 pid=4501) INFO 03-11 09:14:02 [gpu_model_runner.py:3000] Model loading took 48.1 GiB
+```
+
+We tried two different nodes with the same result; the process exits without any message after this.
+"""
+
+
+def test_a_re_filed_report_links_to_the_first_filing_whatever_its_title(index):
+    fill(index)
+    index.add(400, report("[Bug]: Orca-MoE-400B does not start", REPOST), (), created_at="2025-03-11T00:00:00Z")
+    found = index.search(report("[Bug]: is the RTX PRO 6000 not supported for Orca MoE?", REPOST), ())
+    assert [c.number for c in found] == [400]
+    assert found[0].reason.startswith("same description")
+
+
+def test_short_or_template_only_descriptions_are_not_a_shared_description(index):
+    form = "📄 **Reference:**\nhttps://docs.vllm.ai/en/latest/\n\n📝 **Feedback:**\n_Your response_"
+    index.add(500, report("[Docs] Feedback for `/en/latest/`", form), ())
+    assert build_doc(report("[Docs] Feedback for `/en/latest/`", form)).body_key == ""
+    assert index.search(report("[Docs] Feedback for `/en/stable/`", form), ()) == ()
