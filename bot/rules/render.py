@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import ChainableUndefined, TemplateSyntaxError, meta, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
+from bot.neutralise import defuse
 from bot.report.model import ExceptionInfo, Report
 from bot.rules.gpu import compute_capability
 from bot.rules.texts import decode_json_value
@@ -34,8 +35,9 @@ def _clean(value: Any) -> Any:
     text = " ".join(text.split())
     if len(text) > MAX_VALUE:
         text = text[: MAX_VALUE - 1] + "…"
-    return (text.replace("`", "'").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("@", "@\u200b"))
+    # defused here too (not only in the comment): rule texts are also shown by `explain` and the dashboard.
+    # No HTML entities: inside a code span GitHub would show "&lt;" literally.
+    return defuse(text).replace("`", "'")
 
 
 def _make_env() -> SandboxedEnvironment:

@@ -277,3 +277,11 @@ def test_rule_texts_have_no_holes(shipped, path):
     sources = yaml.safe_load(path.read_text(encoding="utf-8"))
     problems = _problems(rule, shipped, sources)
     assert not problems, f"{rule.file}:\n  " + "\n  ".join(dict.fromkeys(problems))
+
+
+def test_interpolated_values_are_defused_without_html_entities():
+    from bot.rules.render import _clean
+
+    text = _clean("<img src=x> @alice `x`")
+    assert "&lt;" not in text and "<img" not in text and "@alice" not in text and "`" not in text
+    assert "img src=x" in text and "alice" in text
