@@ -196,17 +196,23 @@ class Store(Protocol):
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]: ...
 
 
-def _issue_key(repo: str | None, number: int | None) -> str | None:
+# What follows is shared by SqliteStore and PostgresStore (bot/app/store_pg.py): everything but the SQL.
+# A row is an sqlite3.Row or a psycopg dict row; both are read by column name.
+Row = Any
+MAX_ERROR_CHARS = 2000  # a delivery's last_error is cut to this
+
+
+def issue_key(repo: str | None, number: int | None) -> str | None:
     return f"{repo}#{number}" if repo and number is not None else None
 
 
-def _decision(r: sqlite3.Row) -> DecisionRecord:
+def decision_from_row(r: Row) -> DecisionRecord:
     return DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
                           mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
                           applied=bool(r["applied"]), created_at=r["created_at"])
 
 
-def _issue_state(row: sqlite3.Row) -> IssueState:
+def issue_state_from_row(row: Row) -> IssueState:
     return IssueState(repo=row["repo"], number=row["number"], labels_added=json.loads(row["labels_added"]),
                       labels_pending=json.loads(row["labels_pending"]),
                       labels_suppressed=json.loads(row["labels_suppressed"]),
@@ -215,11 +221,49 @@ def _issue_state(row: sqlite3.Row) -> IssueState:
                       state=row["state"])
 
 
-def _delivery(row: sqlite3.Row) -> Delivery:
+def issue_state_params(state: IssueState, now: float) -> tuple:
+    """The values of an issue_state row, in the column order of the INSERT both stores use."""
+    return (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
+            json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
+            json.dumps(state.last_decision) if state.last_decision is not None else None, state.state, now)
+
+
+def delivery_from_row(row: Row) -> Delivery:
     return Delivery(id=row["id"], event=row["event"], action=row["action"], repo=row["repo"],
                     issue_number=row["issue_number"], installation_id=row["installation_id"],
                     payload=row["payload"], received_at=row["received_at"], status=row["status"],
                     attempts=row["attempts"], last_error=row["last_error"], claimed_by=row["claimed_by"])
+
+
+def claimed_delivery(row: Row, worker: str) -> Delivery:
+    """The delivery of a row just claimed by `worker` (the row as read before the claim's UPDATE)."""
+    claimed = delivery_from_row(row)
+    return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
+                       "claimed_by": worker})
+
+
+def parked_error(row: Row) -> str:
+    """last_error of a delivery parked at claim time because it used up its attempts."""
+    return f"parked after {row['attempts']} attempts: {row['last_error'] or 'worker lost its lease repeatedly'}"
+
+
+def installation_repos(current: list[str], add_repos: Iterable[str], remove_repos: Iterable[str]) -> list[str]:
+    """An installation's repositories after an installation_repositories event, sorted."""
+    removed = set(remove_repos)
+    merged = list(current)
+    for name in add_repos:
+        if name not in merged:
+            merged.append(name)
+    return sorted(r for r in merged if r not in removed)
+
+
+def installation_from_row(r: Row) -> dict[str, Any]:
+    return {**dict(r), "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
+            "deleted": bool(r["deleted"])}
+
+
+def empty_counts() -> dict[str, int]:
+    return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
 
 
 class SqliteStore:
@@ -277,7 +321,7 @@ class SqliteStore:
                 db.execute(
                     "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
                     " payload, received_at, status, attempts, not_before) VALUES (?,?,?,?,?,?,?,?,?,?,0,?)",
-                    (delivery_id, event, action, repo, issue_number, _issue_key(repo, issue_number),
+                    (delivery_id, event, action, repo, issue_number, issue_key(repo, issue_number),
                      installation_id, payload, now, QUEUED, now))
                 outcome = "queued"
             elif row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
@@ -321,10 +365,9 @@ class SqliteStore:
                     db.execute("COMMIT")
                     return None
                 if row["attempts"] >= max_attempts:
-                    error = row["last_error"] or "worker lost its lease repeatedly"
                     db.execute("UPDATE deliveries SET status = ?, claimed_by = NULL, lease_until = NULL,"
                                " finished_at = ?, last_error = ? WHERE id = ?",
-                               (PARKED, now, f"parked after {row['attempts']} attempts: {error}", row["id"]))
+                               (PARKED, now, parked_error(row), row["id"]))
                     db.execute("COMMIT")
                     continue
                 db.execute("UPDATE deliveries SET status = ?, claimed_by = ?, lease_until = ?,"
@@ -334,9 +377,7 @@ class SqliteStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            claimed = _delivery(row)
-            return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
-                               "claimed_by": worker})
+            return claimed_delivery(row, worker)
 
     def _update_owned(self, sql: str, params: tuple, delivery_id: str, worker: str) -> bool:
         cur = self._db.execute(sql + " WHERE id = ? AND claimed_by = ? AND status = ?",
@@ -356,16 +397,16 @@ class SqliteStore:
         undo = 0 if count_attempt else 1
         return self._update_owned(
             "UPDATE deliveries SET status = ?, not_before = ?, last_error = ?, lease_until = NULL,"
-            " attempts = attempts - ?", (QUEUED, not_before, error[:2000], undo), delivery_id, worker)
+            " attempts = attempts - ?", (QUEUED, not_before, error[:MAX_ERROR_CHARS], undo), delivery_id, worker)
 
     async def park(self, delivery_id: str, worker: str, error: str) -> bool:
         return self._update_owned(
             "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?, lease_until = NULL",
-            (PARKED, error[:2000], self._clock()), delivery_id, worker)
+            (PARKED, error[:MAX_ERROR_CHARS], self._clock()), delivery_id, worker)
 
     async def delivery(self, delivery_id: str) -> Delivery | None:
         row = self._db.execute("SELECT * FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-        return _delivery(row) if row else None
+        return delivery_from_row(row) if row else None
 
     async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]:
         if status:
@@ -373,10 +414,10 @@ class SqliteStore:
                                     (status, limit))
         else:
             rows = self._db.execute("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT ?", (limit,))
-        return [_delivery(r) for r in rows]
+        return [delivery_from_row(r) for r in rows]
 
     async def delivery_counts(self) -> dict[str, int]:
-        counts = {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
+        counts = empty_counts()
         for row in self._db.execute("SELECT status, COUNT(*) FROM deliveries GROUP BY status"):
             counts[row[0]] = row[1]
         return counts
@@ -385,14 +426,7 @@ class SqliteStore:
 
     async def issue_state(self, repo: str, number: int) -> IssueState | None:
         row = self._db.execute("SELECT * FROM issue_state WHERE repo = ? AND number = ?", (repo, number)).fetchone()
-        if row is None:
-            return None
-        return IssueState(repo=repo, number=number, labels_added=json.loads(row["labels_added"]),
-                          labels_pending=json.loads(row["labels_pending"]),
-                          labels_suppressed=json.loads(row["labels_suppressed"]),
-                          comment_id=row["comment_id"], comment_sha=row["comment_sha"],
-                          last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
-                          state=row["state"])
+        return issue_state_from_row(row) if row else None
 
     async def save_issue_state(self, state: IssueState) -> None:
         self._db.execute(
@@ -402,10 +436,7 @@ class SqliteStore:
             " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
             " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
             " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
-            (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
-             json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
-             json.dumps(state.last_decision) if state.last_decision is not None else None, state.state,
-             self._clock()))
+            issue_state_params(state, self._clock()))
 
     # -- decisions ------------------------------------------------------------------------------------
 
@@ -427,9 +458,7 @@ class SqliteStore:
             params.append(number)
         sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
         rows = self._db.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
-        return [DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
-                               mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
-                               applied=bool(r["applied"]), created_at=r["created_at"]) for r in rows]
+        return [decision_from_row(r) for r in rows]
 
     # -- feedback, installations, config errors -------------------------------------------------------
 
@@ -454,10 +483,7 @@ class SqliteStore:
         try:
             row = db.execute("SELECT repos FROM installations WHERE id = ?", (installation_id,)).fetchone()
             current = list(repos) if repos is not None else (json.loads(row["repos"]) if row else [])
-            for name in add_repos:
-                if name not in current:
-                    current.append(name)
-            current = [r for r in current if r not in set(remove_repos)]
+            current = installation_repos(current, add_repos, remove_repos)
             db.execute(
                 "INSERT INTO installations (id, account, target_type, repos, suspended, deleted, updated_at)"
                 " VALUES (?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
@@ -465,7 +491,7 @@ class SqliteStore:
                 " target_type = COALESCE(excluded.target_type, installations.target_type),"
                 " repos = excluded.repos, suspended = excluded.suspended, deleted = excluded.deleted,"
                 " updated_at = excluded.updated_at",
-                (installation_id, account, target_type, json.dumps(sorted(current)), int(suspended), int(deleted),
+                (installation_id, account, target_type, json.dumps(current), int(suspended), int(deleted),
                  self._clock()))
             db.execute("COMMIT")
         except BaseException:
@@ -474,8 +500,7 @@ class SqliteStore:
 
     async def installations(self) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT * FROM installations ORDER BY id")
-        return [{**dict(r), "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
-                 "deleted": bool(r["deleted"])} for r in rows]
+        return [installation_from_row(r) for r in rows]
 
     async def set_config_errors(self, repo: str, errors: list[str]) -> None:
         if errors:
@@ -504,7 +529,7 @@ class SqliteStore:
             sql += " WHERE d.created_at >= ?"
             params.append(since)
         rows = self._db.execute(sql + " ORDER BY d.id DESC LIMIT ?", (*params, limit))
-        return [_decision(r) for r in rows]
+        return [decision_from_row(r) for r in rows]
 
     async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
@@ -515,12 +540,12 @@ class SqliteStore:
     async def issue_states(self, repo: str | None = None) -> list[IssueState]:
         rows = (self._db.execute("SELECT * FROM issue_state WHERE repo = ?", (repo,)) if repo is not None
                 else self._db.execute("SELECT * FROM issue_state"))
-        return [_issue_state(r) for r in rows]
+        return [issue_state_from_row(r) for r in rows]
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = self._db.execute("SELECT * FROM deliveries WHERE issue_key = ? ORDER BY received_at DESC LIMIT ?",
-                                (_issue_key(repo, number), limit))
-        return [_delivery(r) for r in rows]
+                                (issue_key(repo, number), limit))
+        return [delivery_from_row(r) for r in rows]
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

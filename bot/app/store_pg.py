@@ -28,7 +28,26 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bot.app.store import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState, _issue_key
+from bot.app.store import (
+    DONE,
+    MAX_ERROR_CHARS,
+    PARKED,
+    QUEUED,
+    RUNNING,
+    DecisionRecord,
+    Delivery,
+    IssueState,
+    claimed_delivery,
+    decision_from_row,
+    delivery_from_row,
+    empty_counts,
+    installation_from_row,
+    installation_repos,
+    issue_key,
+    issue_state_from_row,
+    issue_state_params,
+    parked_error,
+)
 
 MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the advisory lock key held while migrating
 CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
@@ -158,28 +177,6 @@ PG_MIGRATIONS: tuple[str, ...] = (
 )
 
 
-def _delivery(row: dict[str, Any]) -> Delivery:
-    return Delivery(id=row["id"], event=row["event"], action=row["action"], repo=row["repo"],
-                    issue_number=row["issue_number"], installation_id=row["installation_id"],
-                    payload=row["payload"], received_at=row["received_at"], status=row["status"],
-                    attempts=row["attempts"], last_error=row["last_error"], claimed_by=row["claimed_by"])
-
-
-def _decision(r: dict[str, Any]) -> DecisionRecord:
-    return DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
-                          mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
-                          applied=bool(r["applied"]), created_at=r["created_at"])
-
-
-def _issue_state(row: dict[str, Any]) -> IssueState:
-    return IssueState(repo=row["repo"], number=row["number"], labels_added=json.loads(row["labels_added"]),
-                      labels_pending=json.loads(row["labels_pending"]),
-                      labels_suppressed=json.loads(row["labels_suppressed"]),
-                      comment_id=row["comment_id"], comment_sha=row["comment_sha"],
-                      last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
-                      state=row["state"])
-
-
 def _migration_statements(script: str) -> list[str]:
     lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
@@ -240,11 +237,6 @@ class PostgresStore:
                                    (version, self._clock()))
         return len(PG_MIGRATIONS)
 
-    async def schema_version(self) -> int:
-        async with self._conn() as conn:
-            row = await (await conn.execute("SELECT max(version) AS v FROM schema_migrations")).fetchone()
-        return row["v"] or 0
-
     async def close(self) -> None:
         if self._opened:
             await self._pool.close()
@@ -260,7 +252,7 @@ class PostgresStore:
                 "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
                 " payload, received_at, status, attempts, not_before) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s)"
                 " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (delivery_id, event, action, repo, issue_number, _issue_key(repo, issue_number), installation_id,
+                (delivery_id, event, action, repo, issue_number, issue_key(repo, issue_number), installation_id,
                  payload, now, QUEUED, now))).fetchone()
             if inserted is not None:
                 return "queued"
@@ -315,17 +307,14 @@ class PostgresStore:
                 if busy is not None:
                     continue
             if row["attempts"] >= max_attempts:
-                error = row["last_error"] or "worker lost its lease repeatedly"
                 await conn.execute("UPDATE deliveries SET status = %s, claimed_by = NULL, lease_until = NULL,"
                                    " finished_at = %s, last_error = %s WHERE id = %s",
-                                   (PARKED, now, f"parked after {row['attempts']} attempts: {error}", row["id"]))
+                                   (PARKED, now, parked_error(row), row["id"]))
                 return "again"
             await conn.execute("UPDATE deliveries SET status = %s, claimed_by = %s, lease_until = %s,"
                                " attempts = attempts + 1 WHERE id = %s",
                                (RUNNING, worker, now + lease_seconds, row["id"]))
-            claimed = _delivery(row)
-            return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
-                               "claimed_by": worker})
+            return claimed_delivery(row, worker)
         return None
 
     async def _update_owned(self, sql: str, params: tuple, delivery_id: str, worker: str) -> bool:
@@ -347,12 +336,12 @@ class PostgresStore:
         undo = 0 if count_attempt else 1
         return await self._update_owned(
             "UPDATE deliveries SET status = %s, not_before = %s, last_error = %s, lease_until = NULL,"
-            " attempts = attempts - %s", (QUEUED, not_before, error[:2000], undo), delivery_id, worker)
+            " attempts = attempts - %s", (QUEUED, not_before, error[:MAX_ERROR_CHARS], undo), delivery_id, worker)
 
     async def park(self, delivery_id: str, worker: str, error: str) -> bool:
         return await self._update_owned(
             "UPDATE deliveries SET status = %s, last_error = %s, finished_at = %s, lease_until = NULL",
-            (PARKED, error[:2000], self._clock()), delivery_id, worker)
+            (PARKED, error[:MAX_ERROR_CHARS], self._clock()), delivery_id, worker)
 
     async def _fetch(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
         async with self._conn() as conn:
@@ -360,7 +349,7 @@ class PostgresStore:
 
     async def delivery(self, delivery_id: str) -> Delivery | None:
         rows = await self._fetch("SELECT * FROM deliveries WHERE id = %s", (delivery_id,))
-        return _delivery(rows[0]) if rows else None
+        return delivery_from_row(rows[0]) if rows else None
 
     async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]:
         if status:
@@ -368,10 +357,10 @@ class PostgresStore:
                                      (status, limit))
         else:
             rows = await self._fetch("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT %s", (limit,))
-        return [_delivery(r) for r in rows]
+        return [delivery_from_row(r) for r in rows]
 
     async def delivery_counts(self) -> dict[str, int]:
-        counts = {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
+        counts = empty_counts()
         for row in await self._fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status"):
             counts[row["status"]] = row["n"]
         return counts
@@ -380,7 +369,7 @@ class PostgresStore:
 
     async def issue_state(self, repo: str, number: int) -> IssueState | None:
         rows = await self._fetch("SELECT * FROM issue_state WHERE repo = %s AND number = %s", (repo, number))
-        return _issue_state(rows[0]) if rows else None
+        return issue_state_from_row(rows[0]) if rows else None
 
     async def save_issue_state(self, state: IssueState) -> None:
         async with self._conn() as conn:
@@ -391,10 +380,7 @@ class PostgresStore:
                 " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
                 " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
                 " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
-                (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
-                 json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
-                 json.dumps(state.last_decision) if state.last_decision is not None else None, state.state,
-                 self._clock()))
+                issue_state_params(state, self._clock()))
 
     # -- decisions ------------------------------------------------------------------------------------
 
@@ -417,7 +403,7 @@ class PostgresStore:
             params.append(number)
         sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
         rows = await self._fetch(sql + " ORDER BY id DESC LIMIT %s", (*params, limit))
-        return [_decision(r) for r in rows]
+        return [decision_from_row(r) for r in rows]
 
     # -- feedback, installations, config errors -------------------------------------------------------
 
@@ -444,20 +430,16 @@ class PostgresStore:
             row = await (await conn.execute("SELECT repos FROM installations WHERE id = %s FOR UPDATE",
                                             (installation_id,))).fetchone()
             current = list(repos) if repos is not None else json.loads(row["repos"])
-            for name in add_repos:
-                if name not in current:
-                    current.append(name)
-            current = [r for r in current if r not in set(remove_repos)]
+            current = installation_repos(current, add_repos, remove_repos)
             await conn.execute(
                 "UPDATE installations SET account = COALESCE(%s, account), target_type = COALESCE(%s, target_type),"
                 " repos = %s, suspended = %s, deleted = %s, updated_at = %s WHERE id = %s",
-                (account, target_type, json.dumps(sorted(current)), bool(suspended), bool(deleted), self._clock(),
+                (account, target_type, json.dumps(current), bool(suspended), bool(deleted), self._clock(),
                  installation_id))
 
     async def installations(self) -> list[dict[str, Any]]:
         rows = await self._fetch("SELECT * FROM installations ORDER BY id")
-        return [{**r, "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
-                 "deleted": bool(r["deleted"])} for r in rows]
+        return [installation_from_row(r) for r in rows]
 
     async def set_config_errors(self, repo: str, errors: list[str]) -> None:
         async with self._conn() as conn:
@@ -486,7 +468,7 @@ class PostgresStore:
         if since is not None:
             sql += " WHERE d.created_at >= %s"
             params.append(since)
-        return [_decision(r) for r in await self._fetch(sql + " ORDER BY d.id DESC LIMIT %s", (*params, limit))]
+        return [decision_from_row(r) for r in await self._fetch(sql + " ORDER BY d.id DESC LIMIT %s", (*params, limit))]
 
     async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
@@ -499,9 +481,9 @@ class PostgresStore:
             rows = await self._fetch("SELECT * FROM issue_state WHERE repo = %s", (repo,))
         else:
             rows = await self._fetch("SELECT * FROM issue_state")
-        return [_issue_state(r) for r in rows]
+        return [issue_state_from_row(r) for r in rows]
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = await self._fetch("SELECT * FROM deliveries WHERE issue_key = %s ORDER BY received_at DESC LIMIT %s",
-                                 (_issue_key(repo, number), limit))
-        return [_delivery(r) for r in rows]
+                                 (issue_key(repo, number), limit))
+        return [delivery_from_row(r) for r in rows]

@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from bot.app.store import DONE, PARKED, QUEUED, RUNNING, IssueState, SqliteStore, open_store
+from bot.app.store import DONE, MIGRATIONS, PARKED, QUEUED, RUNNING, IssueState, SqliteStore, open_store
 
 from .pg import pg_url  # noqa: F401 - fixture
 
@@ -99,6 +99,22 @@ async def test_per_issue_serialisation_and_lease_expiry(store):
     assert not await store.renew("a", "w1", 30)
     assert await store.complete("a", "w3")
     assert (await store.claim("w3", 30, 5)).id == "b"
+
+
+async def test_dead_workers_deliveries_go_first_then_the_queue_in_arrival_order(store):
+    await put(store, "a", number=1)
+    store.clock.now += 1
+    await put(store, "b", number=1)
+    store.clock.now += 1
+    await put(store, "c", number=2)
+    assert (await store.claim("w1", 30, 5)).id == "a"
+    store.clock.now += 1
+    assert (await store.claim("w2", 30, 5)).id == "c"
+    store.clock.now += 31  # both workers died: their leases ran out
+    assert (await store.claim("w3", 30, 5)).id == "a"
+    assert await store.complete("a", "w3")
+    # c (a dead worker's, received after b) is claimed before b (queued)
+    assert [(await store.claim("w3", 30, 5)).id for _ in range(2)] == ["c", "b"]
 
 
 async def test_renewed_lease_keeps_the_issue(store):
@@ -191,6 +207,12 @@ async def test_decisions_feedback_installations_config_errors(store):
 async def test_state_survives_reopening(database_url):
     s = make_store(database_url)
     versions = await s.migrate()
+    if isinstance(s, SqliteStore):
+        assert versions == len(MIGRATIONS)
+    else:
+        from bot.app.store_pg import PG_MIGRATIONS
+
+        assert versions == len(PG_MIGRATIONS)
     await put(s, "a")
     await s.save_issue_state(IssueState("o/r", 1, labels_added=["bug"], labels_suppressed=["rocm"], comment_id=9,
                                         last_decision={"labels": ["bug"]}))
