@@ -10,15 +10,12 @@ line, giant lines, binary junk). Time per MB should stay flat.
 
 from __future__ import annotations
 
-import argparse
-import random
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.body_timing import MB, binary_junk, time_bodies  # noqa: E402
 from bot.report.cmdline import (  # noqa: E402
     extract_commands,
     merge_flags,
@@ -29,14 +26,11 @@ from bot.report.logs import clean_log  # noqa: E402
 from bot.report.tracebacks import extract_errors  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "logs"
-MB = 1_000_000
 
 
 def _bodies() -> dict[str, str]:
     seed = (FIXTURES / "seed_shape.md").read_text()
     workers = (FIXTURES / "engine_core_nested.log").read_text()
-    rng = random.Random(11)
-    junk = bytes(rng.getrandbits(8) for _ in range(2 * MB)).decode("utf-8", "replace")
     return {
         "seed-shaped report": seed,
         "worker logs x ~2MB": workers * (2 * MB // len(workers)),
@@ -45,7 +39,7 @@ def _bodies() -> dict[str, str]:
         "unclosed LLM( calls": "llm = LLM(model='m', tensor_parallel_size=(\n" * (2 * MB // 45),
         "giant non-default args": "non-default args: {" + "'k': [1, 2], " * (2 * MB // 14) + "\n",
         "giant lines": ("(" * 500_000 + "vllm serve " * 50_000 + "\n") * 2,
-        "binary junk": junk,
+        "binary junk": binary_junk(11),
     }
 
 
@@ -60,19 +54,7 @@ def _run(title: str, body: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
-    print(f"{'body':24} {'MB':>6} {'median s':>9} {'s/MB':>7}")
-    for name, body in _bodies().items():
-        times = []
-        for _ in range(args.runs):
-            start = time.perf_counter()
-            _run("[Bug]: engine fails to start", body)
-            times.append(time.perf_counter() - start)
-        size = max(len(body) / MB, 1e-6)
-        med = statistics.median(times)
-        print(f"{name:24} {size:6.2f} {med:9.3f} {med / size:7.3f}")
+    time_bodies(_bodies(), _run)
 
 
 if __name__ == "__main__":
