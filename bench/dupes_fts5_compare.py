@@ -40,7 +40,7 @@ from typing import Any
 from bench.corpus import Generator
 from bot.dupes import DuplicateIndex, SqliteStore, StoredIssue
 from bot.dupes.document import IssueDoc, build_doc, field_tokens
-from bot.dupes.index import MAX_QUERY_TERMS, POSTINGS_BUDGET, RESCORE
+from bot.dupes.index import RESCORE, budgeted_terms
 from bot.report import parse
 
 FIELD_NAMES = ("title", "error", "body", "flag")
@@ -59,6 +59,7 @@ class Fts5Store(SqliteStore):
         self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
         self._db.execute("INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(3.0, 2.0, 1.0, 1.0)')")
         self.texts: dict[int, tuple[str, ...]] = {}   # number -> field texts, until written
+        self.df_cpu = self.match_cpu = 0.0             # where a query's time goes
 
     def _write(self, issues: list[StoredIssue], fresh: bool = False) -> None:
         db = self._db
@@ -79,10 +80,12 @@ class Fts5Store(SqliteStore):
 
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         self._flush()
+        c0 = time.process_time()
         out: dict[str, int] = {}
         for chunk in self._chunks(list(terms)):
             marks = ",".join("?" * len(chunk))
             out.update(self._db.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", tuple(chunk)))
+        self.df_cpu += time.process_time() - c0
         return out
 
     def search_terms(self, terms: list[str], limit: int) -> list[tuple[int, float]]:
@@ -90,20 +93,11 @@ class Fts5Store(SqliteStore):
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)   # terms are [a-z0-9_] (bot/dupes/text.py)
-        return self._db.execute("SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
+        c0 = time.process_time()
+        rows = self._db.execute("SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
                                 (match, limit)).fetchall()
-
-
-def within_budget(present: list[str], dfs: dict[str, int]) -> list[str]:
-    """The rarest terms whose postings fit the budget, as the index's own stage 1 chooses them."""
-    chosen: list[str] = []
-    budget = POSTINGS_BUDGET
-    for term in present[:MAX_QUERY_TERMS]:
-        if dfs[term] > budget:
-            break
-        budget -= dfs[term]
-        chosen.append(term)
-    return chosen
+        self.match_cpu += time.process_time() - c0
+        return rows
 
 
 class RecordingIndex(DuplicateIndex):
@@ -116,7 +110,7 @@ class RecordingIndex(DuplicateIndex):
                          before: tuple[str, int] | None = None) -> dict[int, float]:
         if isinstance(self.store, Fts5Store):
             present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
-            terms = present if self.all_terms else within_budget(present, dfs)
+            terms = present if self.all_terms else budgeted_terms(present, dfs)
             partial = {n: -rank for n, rank in self.store.search_terms(terms, RESCORE)}
         else:
             partial = super()._term_candidates(doc, dfs, idfs, before)
@@ -191,6 +185,9 @@ def run_child(variant: str, size: int, workdir: Path, doc_seconds: float, doc_cp
             linked += bool(found)
         links += len(found)
         correct += sum(1 for s in found if failure is not None and failures.get(s.candidate.number) == failure)
+    n_queries = len(data["queries"])
+    df_ms = getattr(store, "df_cpu", 0.0) * 1000 / n_queries
+    match_ms = getattr(store, "match_cpu", 0.0) * 1000 / n_queries
     index.close()
     (workdir / f"{variant}-{size}.json").write_text(json.dumps(per_query))
     wall.sort()
@@ -205,7 +202,7 @@ def run_child(variant: str, size: int, workdir: Path, doc_seconds: float, doc_cp
         "p50_ms": pct(0.50, wall), "p99_ms": pct(0.99, wall), "cpu_p50_ms": pct(0.50, cpu),
         "cpu_p99_ms": pct(0.99, cpu), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "disk_mb": disk / 2**20, "planted_linked": linked / planted if planted else 0.0,
-        "link_precision": correct / links if links else 0.0,
+        "link_precision": correct / links if links else 0.0, "df_cpu_ms": df_ms, "match_cpu_ms": match_ms,
     }
 
 
@@ -222,19 +219,22 @@ def overlap(workdir: Path, variant: str, size: int) -> tuple[float, float]:
 def table(rows: list[dict[str, Any]]) -> str:
     lines = ["| variant | issues | build issues/s wall (CPU) | query p50 / p99 ms wall | query p50 / p99 ms CPU | "
              "p99 CPU growth | peak RSS MB | disk MB | planted dups linked | link precision | "
-             "overlap: term candidates / linked top 3 |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "overlap: term candidates / linked top 3 | mean CPU ms: fts5vocab df / MATCH |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     smallest = {}
     for r in sorted(rows, key=lambda r: r["size"]):
         smallest.setdefault(r["variant"], r)
     for r in rows:
         first = smallest[r["variant"]]
         growth = f"×{r['cpu_p99_ms'] / first['cpu_p99_ms']:.2f}" if first is not r else "–"
-        ov = "–" if r["variant"] == "tables" else f"{r['overlap_terms']:.2f} / {r['overlap_linked']:.2f}"
+        fts = r["variant"] != "tables"
+        ov = f"{r['overlap_terms']:.2f} / {r['overlap_linked']:.2f}" if fts else "–"
+        split = f"{r.get('df_cpu_ms', 0):.2f} / {r.get('match_cpu_ms', 0):.2f}" if fts else "–"
         lines.append(
             f"| {r['variant']} | {r['size']:,} | {r['build_per_s']:,.0f} ({r['cpu_build_per_s']:,.0f}) | "
             f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f} | {r['cpu_p50_ms']:.2f} / {r['cpu_p99_ms']:.2f} | {growth} | "
             f"{r['peak_rss_mb']:.0f} | {r['disk_mb']:.0f} | {r['planted_linked']:.2f} | "
-            f"{r['link_precision']:.2f} | {ov} |")
+            f"{r['link_precision']:.2f} | {ov} | {split} |")
     return "\n".join(lines)
 
 
@@ -269,7 +269,9 @@ def main() -> None:
                     row["overlap_terms"], row["overlap_linked"] = overlap(workdir, variant, size)
                 rows.append(row)
                 print(f"  {variant:8s} {size:>7d}: build {row['cpu_build_per_s']:.0f}/s CPU, "
-                      f"p99 {row['cpu_p99_ms']:.2f} ms CPU, disk {row['disk_mb']:.0f} MB", file=sys.stderr, flush=True)
+                      f"p99 {row['cpu_p99_ms']:.2f} ms CPU, disk {row['disk_mb']:.0f} MB, mean CPU ms in "
+                      f"fts5vocab df {row['df_cpu_ms']:.2f} / MATCH {row['match_cpu_ms']:.2f}",
+                      file=sys.stderr, flush=True)
             for p in workdir.glob(f"*-{size}.sqlite3*"):
                 p.unlink()
     print(table(rows))

@@ -46,6 +46,18 @@ class Scored:
     linked: bool
 
 
+def budgeted_terms(present: list[str], dfs: dict[str, int]) -> list[str]:
+    """Stage 1's query terms: the rarest first (`present` is sorted by df), while their postings fit the budget."""
+    chosen: list[str] = []
+    budget = POSTINGS_BUDGET
+    for term in present[:MAX_QUERY_TERMS]:
+        if dfs[term] > budget:
+            break
+        budget -= dfs[term]
+        chosen.append(term)
+    return chosen
+
+
 class DuplicateIndex:
     """Implements the pipeline's SimilarIssues (search) and the replay's add."""
 
@@ -148,13 +160,7 @@ class DuplicateIndex:
     def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float],
                          before: tuple[str, int] | None = None) -> dict[int, float]:
         present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
-        chosen: list[str] = []
-        budget = POSTINGS_BUDGET
-        for term in present[:MAX_QUERY_TERMS]:
-            if dfs[term] > budget:
-                break
-            budget -= dfs[term]
-            chosen.append(term)
+        chosen = budgeted_terms(present, dfs)
         qw = {t: idfs[t] * doc.vector[t] for t in chosen}
         accumulate = getattr(self.store, "accumulate", None)
         if accumulate is not None:
