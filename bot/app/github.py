@@ -169,7 +169,7 @@ class GitHub:
                 answer = await apps.get_installation_access_token(
                     self.app, installation_id=str(installation_id), app_id=str(self.settings.app_id),
                     private_key=self.settings.private_key or "")
-                expires = _parse_time(answer.get("expires_at")) or time.time() + 3600
+                expires = parse_github_time(answer.get("expires_at")) or time.time() + 3600
                 cached = (answer["token"], expires)
                 self._tokens[installation_id] = cached
                 self.tokens_minted += 1
@@ -190,7 +190,8 @@ class GitHub:
         return self._bot_login
 
 
-def _parse_time(value: Any) -> float | None:
+def parse_github_time(value: Any) -> float | None:
+    """An ISO 8601 time from the GitHub API (`2026-11-28T14:00:00Z`) -> epoch seconds; None if it is not one."""
     if not isinstance(value, str):
         return None
     try:

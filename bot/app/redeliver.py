@@ -17,7 +17,7 @@ from typing import Any
 
 import gidgethub
 
-from bot.app.github import GitHubClient
+from bot.app.github import GitHubClient, parse_github_time
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -36,15 +36,6 @@ def parse_since(value: str, now: float | None = None) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return when.timestamp()
-
-
-def _time(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _ok(attempt: dict[str, Any]) -> bool:
@@ -87,7 +78,7 @@ async def failed_deliveries(app: GitHubClient, since: float) -> tuple[list[Redel
     attempts: dict[str, list[dict[str, Any]]] = {}
     seen = 0
     async for attempt in app.getiter("/app/hook/deliveries?per_page=100"):
-        when = _time(attempt.get("delivered_at"))
+        when = parse_github_time(attempt.get("delivered_at"))
         if when is not None and when < since:
             break  # newest first: everything after this is older
         seen += 1
