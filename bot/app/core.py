@@ -16,7 +16,9 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from bot.app.store import is_postgres
 from bot.decision import Candidate, Finding
+from bot.dupes import DuplicateIndex
 from bot.report import Report, parse
 from bot.rules import RuleSet
 from bot.triage import SimilarIssues, Triage
@@ -36,15 +38,10 @@ class Excluding:
         return tuple(c for c in found if c.number not in self.excluded)[:limit]
 
 
-def open_index(path: Path) -> Any:
-    """The duplicate index of one repository, persistent under the data dir when bot.dupes can store it."""
-    import bot.dupes as dupes
-
-    cls = getattr(dupes, "DuplicateIndex", None)
-    if cls is not None and hasattr(cls, "open"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return cls.open(path)
-    return dupes.MemoryIndex()
+def open_index(path: Path) -> DuplicateIndex:
+    """The duplicate index of one repository, an SQLite file under the data dir."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return DuplicateIndex.open(path)
 
 
 def index_path(data_dir: Path | str, repo: str) -> Path:
@@ -60,12 +57,12 @@ class Core:
         self.data_dir = data_dir
         self.database_url = database_url  # postgresql://…: the replicas share one index there
         self.triage_fn = triage_fn
-        self.indexes: dict[str, Any] = {}
+        self.indexes: dict[str, DuplicateIndex] = {}
 
-    def index(self, repo: str) -> Any:
+    def index(self, repo: str) -> DuplicateIndex:
         index = self.indexes.get(repo)
         if index is None:
-            if self.database_url and self.database_url.startswith(("postgresql://", "postgres://")):
+            if self.database_url and is_postgres(self.database_url):
                 from bot.app.dupes_pg import open_postgres_index
 
                 index = self.indexes[repo] = open_postgres_index(self.database_url, repo)
@@ -94,9 +91,7 @@ class Core:
                              created_at=issue.created_at, url=issue.url)
 
     def mark_duplicate(self, repo: str, number: int, of: int) -> None:
-        method = getattr(self.index(repo), "mark_duplicate", None)
-        if method is not None:
-            method(number, of)
+        self.index(repo).mark_duplicate(number, of)
 
     def close(self) -> None:
         for index in self.indexes.values():

@@ -9,12 +9,4 @@ from __future__ import annotations
 from bot.dupes.index import DuplicateIndex, Scored
 from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
 
-
-class MemoryIndex(DuplicateIndex):
-    """An index that lives in memory only (replay's default)."""
-
-    def __init__(self) -> None:
-        super().__init__(MemoryStore())
-
-
-__all__ = ["DuplicateIndex", "MemoryIndex", "MemoryStore", "Scored", "SqliteStore", "Store", "StoredIssue"]
+__all__ = ["DuplicateIndex", "MemoryStore", "Scored", "SqliteStore", "Store", "StoredIssue"]

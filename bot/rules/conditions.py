@@ -111,10 +111,6 @@ class Not(Condition):
 
 # ---------------------------------------------------------------- exceptions, frames, logs, text
 
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
 @dataclass(frozen=True)
 class ExceptionCond(Condition):
     types: tuple[str, ...] = ()          # short names
