@@ -10,9 +10,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, Protocol, TextIO
 
+from bot.decision import Finding
 from bot.export import ExportProblem, IssueRecord, read_export
+from bot.report import Report
 from bot.rules import RuleSet
 from bot.triage import Analysis, SimilarIssues, Triage, analyse, decide
 
@@ -53,8 +55,10 @@ class ReplaySummary:
         return "\n".join(lines)
 
 
-class Indexer(SimilarIssues):
-    def add(self, number: int, report, findings, **kwargs) -> None: ...
+class Indexer(SimilarIssues, Protocol):
+    """What replay needs of the duplicate index (`DuplicateIndex`, or `ChronologicalIndex` over a stored one)."""
+
+    def add(self, number: int, report: Report, findings: tuple[Finding, ...], **kwargs: Any) -> None: ...
 
 
 def load_sorted(path: str, problems: list[ExportProblem]) -> list[IssueRecord]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.app.actions import IssueView, apply, bot_comments, read_config, read_issue, repo_labels
-from bot.app.core import CoreRunner, Excluding, index_path, open_index  # noqa: F401 - re-exported
+from bot.app.core import CoreRunner
 from bot.app.github import GitHub, GitHubClient
 from bot.app.metrics import Metrics
 from bot.app.plan import plan as make_plan

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.app.store import is_postgres
+
 MODES = ("dry-run", "shadow", "live")  # from most to least cautious
 
 
@@ -54,7 +56,7 @@ class Settings:
 
     @property
     def uses_postgres(self) -> bool:
-        return self.database_url.startswith(("postgresql://", "postgres://"))
+        return is_postgres(self.database_url)
 
     @property
     def sqlite_path(self) -> str:

@@ -287,7 +287,6 @@ _CONDITIONS = {
     "architecture": _list_pattern("architecture"),
     "model": _list_pattern("model"),
 }
-CONDITION_NAMES = tuple(sorted(_CONDITIONS))
 
 
 def _tname(value: Any) -> str:
