@@ -159,9 +159,7 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(go())
     finally:
-        close = getattr(index, "close", None)
-        if close is not None:
-            close()
+        index.close()
     print(f"{repo}: {summary.render()} -> {path}")
     return 0
 

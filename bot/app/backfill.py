@@ -8,7 +8,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 import gidgethub.abc
@@ -17,7 +16,9 @@ from gidgethub import apps
 from bot.app.github import GitHubClient
 from bot.app.settings import Settings
 from bot.app.store import Store
+from bot.dupes import DuplicateIndex
 from bot.report import parse
+from bot.rules import RuleSet
 
 
 @dataclass
@@ -48,13 +49,12 @@ async def client_for(repo: str, settings: Settings, session: aiohttp.ClientSessi
     return GitHubClient(session, settings=settings, oauth_token=token), None
 
 
-async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: Any, rules: Any, *,
+async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: DuplicateIndex, rules: RuleSet, *,
                    store: Store | None = None, installation_id: int | None = None,
                    progress: Callable[[int], None] | None = None) -> BackfillSummary:
     summary = BackfillSummary()
     started = time.monotonic()
     owner, name = repo.split("/", 1)
-    batch = getattr(index, "batch", None)
     url = "/repos/{owner}/{repo}/issues?state=all&sort=created&direction=asc&per_page=100"
     async for issue in gh.getiter(url, {"owner": owner, "repo": name}):
         if "pull_request" in issue:
@@ -62,11 +62,7 @@ async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: Any, rules: An
             continue
         report = parse(issue.get("title"), issue.get("body"))
         state = str(issue.get("state") or "open")
-        if batch is not None:
-            with batch():
-                index.add(int(issue["number"]), report, rules.evaluate(report), state=state,
-                          created_at=str(issue.get("created_at") or ""), url=issue.get("html_url"))
-        else:
+        with index.batch():
             index.add(int(issue["number"]), report, rules.evaluate(report), state=state,
                       created_at=str(issue.get("created_at") or ""), url=issue.get("html_url"))
         summary.issues += 1

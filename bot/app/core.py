@@ -95,9 +95,7 @@ class Core:
 
     def close(self) -> None:
         for index in self.indexes.values():
-            close = getattr(index, "close", None)
-            if close is not None:
-                close()
+            index.close()
         self.indexes.clear()
 
 
