@@ -12,6 +12,8 @@ Variants (each built and queried in its own process, so peak RSS is its own):
              Exact keys (`keys`) and stage 2 (the existing scorer over the stored vectors) are as in `tables`.
   fts5-all   as fts5, but MATCH over every query term (FTS5 ranks the whole match set, no budget).
   fts5-col   as fts5 with `detail=column` (no positions: smaller, bm25 sees at most 1 hit per column).
+  fts5-df    as fts5, with document frequencies from a `terms` table kept up to date on insert (fts5vocab
+             counts a term's documents by reading its whole doclist): the MATCH cost alone.
 
 Build = document build (parse excluded, the same for every variant) + inserts in one batch, then a WAL
 checkpoint; disk = the database file after it. Queries are new issues generated after the corpus, each timed
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,15 +47,16 @@ from bot.dupes.index import RESCORE, budgeted_terms
 from bot.report import parse
 
 FIELD_NAMES = ("title", "error", "body", "flag")
-VARIANTS = ("tables", "fts5", "fts5-all", "fts5-col")
+VARIANTS = ("tables", "fts5", "fts5-all", "fts5-col", "fts5-df")
 
 
 # -- the FTS5 variant -------------------------------------------------------------------------------------
 class Fts5Store(SqliteStore):
     """SqliteStore's `issues` and `keys` tables plus an FTS5 table instead of `terms` / `postings`."""
 
-    def __init__(self, path: str | Path, detail: str = "full") -> None:
+    def __init__(self, path: str | Path, detail: str = "full", own_df: bool = False) -> None:
         super().__init__(path)
+        self.own_df = own_df
         self._db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, error, body, flag, "
             f"tokenize=\"unicode61 tokenchars '_'\", detail={detail})")
@@ -77,8 +81,14 @@ class Fts5Store(SqliteStore):
         db.executemany("INSERT OR IGNORE INTO keys VALUES (?,?)", [(k, i.number) for i in issues for k in i.keys])
         db.executemany("INSERT INTO fts(rowid, title, error, body, flag) VALUES (?,?,?,?,?)",
                        [(i.number, *self.texts.pop(i.number)) for i in issues])
+        if self.own_df:
+            df = Counter(t for i in issues for t in i.vector)
+            db.executemany("INSERT INTO terms VALUES (?,?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+                           df.items())
 
     def df(self, terms: Sequence[str]) -> dict[str, int]:
+        if self.own_df:
+            return super().df(terms)
         self._flush()
         c0 = time.process_time()
         out: dict[str, int] = {}
@@ -147,7 +157,7 @@ def run_child(variant: str, size: int, workdir: Path, doc_seconds: float, doc_cp
     for old in workdir.glob(f"{variant}-{size}.sqlite3*"):
         old.unlink()
     store = SqliteStore(path) if variant == "tables" else \
-        Fts5Store(path, detail="column" if variant == "fts5-col" else "full")
+        Fts5Store(path, detail="column" if variant == "fts5-col" else "full", own_df=variant == "fts5-df")
     index = RecordingIndex(store)
     index.all_terms = variant == "fts5-all"
     insert_s = insert_cpu = 0.0
