@@ -6,6 +6,7 @@ on one database) claiming concurrently."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import sqlite3
 
@@ -202,6 +203,42 @@ async def test_decisions_feedback_installations_config_errors(store):
     await store.save_issue_state(IssueState("o/q", 6, comment_id=2**40))  # GitHub ids outgrow 32 bits
     assert [s.number for s in await store.issue_states("o/r")] == [5]
     assert (await store.issue_state("o/q", 6)).comment_id == 2**40
+
+
+async def test_dashboard_reads_latest_decision_per_issue(store):
+    await store.record_decision("d1", "o/r", 1, "dry-run", "issues.opened", {"v": 1}, False)
+    store.clock.now += 1
+    await store.record_decision("d2", "o/r", 2, "dry-run", "issues.opened", {"v": 1}, False)
+    store.clock.now += 1
+    await store.record_decision("d3", "o/r", 1, "dry-run", "issues.edited", {"v": 2}, False)
+    store.clock.now += 1
+    await store.record_decision("d4", "o/other", 1, "live", "issues.opened", {"v": 3}, True)
+    latest = await store.latest_decisions()
+    assert [(d.repo, d.number, d.plan["v"]) for d in latest] == [("o/other", 1, 3), ("o/r", 1, 2), ("o/r", 2, 1)]
+    assert [(d.number, d.plan["v"]) for d in await store.latest_decisions("o/r")] == [(1, 2), (2, 1)]
+    cutoff = latest[1].created_at
+    assert [d.delivery_id for d in await store.latest_decisions(since=cutoff)] == ["d4", "d3"]
+    assert len(await store.latest_decisions(limit=1)) == 1
+
+
+async def test_dashboard_reads_feedback_states_and_deliveries(store):
+    await store.add_feedback("o/r", 5, "not-duplicate", 3, "alice", "x1")
+    await store.add_feedback("o/q", 6, "suppress-rule:some-rule", None, "bob", "x2")
+    assert [(f["repo"], f["kind"]) for f in await store.all_feedback()] == [
+        ("o/r", "not-duplicate"), ("o/q", "suppress-rule:some-rule")]
+    assert [f["number"] for f in await store.all_feedback("o/q")] == [6]
+
+    await store.save_issue_state(IssueState("o/r", 5, labels_added=["rocm"], labels_suppressed=["memory"]))
+    states = await store.issue_states()
+    assert [(s.number, s.labels_suppressed) for s in states] == [(5, ["memory"])]
+    assert await store.issue_states("o/q") == []
+
+    for i, number in enumerate((5, 5, 7)):
+        store.clock.now += 1
+        await store.record_delivery(f"del{i}", "issues", "opened", "o/r", number, None,
+                                    json.dumps({"issue": {"number": number}}))
+    assert [d.id for d in await store.issue_deliveries("o/r", 5)] == ["del1", "del0"]
+    assert await store.issue_deliveries("o/r", 99) == []
 
 
 async def test_state_survives_reopening(database_url):
