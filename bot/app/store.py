@@ -262,6 +262,28 @@ def installation_from_row(r: Row) -> dict[str, Any]:
             "deleted": bool(r["deleted"])}
 
 
+def decisions_query(ph: str, repo: str | None, number: int | None, limit: int) -> tuple[str, tuple]:
+    """SQL and parameters of `Store.decisions`; `ph` is the driver's placeholder (`?` or `%s`)."""
+    filters = [(column, value) for column, value in (("repo", repo), ("number", number)) if value is not None]
+    where = " WHERE " + " AND ".join(f"{column} = {ph}" for column, _ in filters) if filters else ""
+    return (f"SELECT * FROM decisions{where} ORDER BY id DESC LIMIT {ph}",
+            (*(value for _, value in filters), limit))
+
+
+def latest_decisions_query(ph: str, repo: str | None, since: float | None, limit: int) -> tuple[str, tuple]:
+    """SQL and parameters of `Store.latest_decisions` (the newest decision of every issue, newest first)."""
+    params: list[Any] = []
+    latest = "SELECT MAX(id) AS id FROM decisions"
+    if repo is not None:
+        latest += f" WHERE repo = {ph}"
+        params.append(repo)
+    sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
+    if since is not None:
+        sql += f" WHERE d.created_at >= {ph}"
+        params.append(since)
+    return sql + f" ORDER BY d.id DESC LIMIT {ph}", (*params, limit)
+
+
 def empty_counts() -> dict[str, int]:
     return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
 
@@ -449,16 +471,7 @@ class SqliteStore:
 
     async def decisions(self, repo: str | None = None, number: int | None = None,
                         limit: int = 100) -> list[DecisionRecord]:
-        where, params = [], []
-        if repo is not None:
-            where.append("repo = ?")
-            params.append(repo)
-        if number is not None:
-            where.append("number = ?")
-            params.append(number)
-        sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
-        rows = self._db.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
-        return [decision_from_row(r) for r in rows]
+        return [decision_from_row(r) for r in self._db.execute(*decisions_query("?", repo, number, limit))]
 
     # -- feedback, installations, config errors -------------------------------------------------------
 
@@ -519,17 +532,7 @@ class SqliteStore:
     async def latest_decisions(self, repo: str | None = None, since: float | None = None,
                                limit: int = 10000) -> list[DecisionRecord]:
         """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
-        where, params = [], []
-        if repo is not None:
-            where.append("repo = ?")
-            params.append(repo)
-        latest = "SELECT MAX(id) AS id FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
-        sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
-        if since is not None:
-            sql += " WHERE d.created_at >= ?"
-            params.append(since)
-        rows = self._db.execute(sql + " ORDER BY d.id DESC LIMIT ?", (*params, limit))
-        return [decision_from_row(r) for r in rows]
+        return [decision_from_row(r) for r in self._db.execute(*latest_decisions_query("?", repo, since, limit))]
 
     async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"

@@ -39,6 +39,7 @@ from bot.app.store import (
     IssueState,
     claimed_delivery,
     decision_from_row,
+    decisions_query,
     delivery_from_row,
     empty_counts,
     installation_from_row,
@@ -46,6 +47,7 @@ from bot.app.store import (
     issue_key,
     issue_state_from_row,
     issue_state_params,
+    latest_decisions_query,
     parked_error,
 )
 
@@ -394,16 +396,7 @@ class PostgresStore:
 
     async def decisions(self, repo: str | None = None, number: int | None = None,
                         limit: int = 100) -> list[DecisionRecord]:
-        where, params = [], []
-        if repo is not None:
-            where.append("repo = %s")
-            params.append(repo)
-        if number is not None:
-            where.append("number = %s")
-            params.append(number)
-        sql = "SELECT * FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
-        rows = await self._fetch(sql + " ORDER BY id DESC LIMIT %s", (*params, limit))
-        return [decision_from_row(r) for r in rows]
+        return [decision_from_row(r) for r in await self._fetch(*decisions_query("%s", repo, number, limit))]
 
     # -- feedback, installations, config errors -------------------------------------------------------
 
@@ -459,16 +452,7 @@ class PostgresStore:
     async def latest_decisions(self, repo: str | None = None, since: float | None = None,
                                limit: int = 10000) -> list[DecisionRecord]:
         """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
-        where, params = [], []
-        if repo is not None:
-            where.append("repo = %s")
-            params.append(repo)
-        latest = "SELECT MAX(id) AS id FROM decisions" + (" WHERE " + " AND ".join(where) if where else "")
-        sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
-        if since is not None:
-            sql += " WHERE d.created_at >= %s"
-            params.append(since)
-        return [decision_from_row(r) for r in await self._fetch(sql + " ORDER BY d.id DESC LIMIT %s", (*params, limit))]
+        return [decision_from_row(r) for r in await self._fetch(*latest_decisions_query("%s", repo, since, limit))]
 
     async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
