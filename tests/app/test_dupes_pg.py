@@ -18,7 +18,7 @@ from bot.report import parse
 
 from .pg import pg_url  # noqa: F401 - fixture
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ (the synthetic corpus) is not a package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for bench.corpus
 from bench.corpus import Generator  # noqa: E402
 
 
