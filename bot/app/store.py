@@ -196,7 +196,8 @@ class Store(Protocol):
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]: ...
 
 
-# What follows is shared by SqliteStore and PostgresStore (bot/app/store_pg.py): everything but the SQL.
+# What follows is shared by SqliteStore and PostgresStore (bot/app/store_pg.py): row mapping, pure helpers and
+# the queries that differ only in the placeholder; SQL that differs by dialect stays in each store.
 # A row is an sqlite3.Row or a psycopg dict row; both are read by column name.
 Row = Any
 MAX_ERROR_CHARS = 2000  # a delivery's last_error is cut to this
