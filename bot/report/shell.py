@@ -163,7 +163,10 @@ def _set(flags: dict[str, Any], name: str, value: Any) -> None:
     if "." not in name:
         flags[name] = value
         return
-    head, *rest = [p for p in name.split(".") if p]
+    parts = [p for p in name.split(".") if p]
+    if not parts:  # `--.` or `--...`: no name at all
+        return
+    head, *rest = parts
     if not rest:
         flags[head] = value
         return

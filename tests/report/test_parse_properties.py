@@ -92,6 +92,13 @@ def test_huge_lines(fragment, prefix, size):
     check(parse(line[:5000], line))
 
 
+@pytest.mark.parametrize("flag", ["--.", "--...", "-.", "--.=3", "--no-."])
+def test_flag_names_of_dots_only_are_ignored(flag):
+    # found by bench/fuzz_atheris.py: `--.` crashed the whole parse
+    report = parse("[Bug]: t", f"```\nvllm serve m {flag} 3 --max-model-len 4096\n```")
+    assert report.flags.get("max_model_len") == 4096
+
+
 def test_none_and_empty():
     check(parse(None, None))
     check(parse("", ""))
