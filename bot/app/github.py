@@ -22,6 +22,7 @@ import gidgethub.aiohttp
 from gidgethub import apps
 
 from bot.app.settings import Settings
+from bot.isotime import epoch
 
 log = logging.getLogger("vllm_triage.github")
 USER_AGENT = "vllm-triage"
@@ -169,7 +170,7 @@ class GitHub:
                 answer = await apps.get_installation_access_token(
                     self.app, installation_id=str(installation_id), app_id=str(self.settings.app_id),
                     private_key=self.settings.private_key or "")
-                expires = parse_github_time(answer.get("expires_at")) or time.time() + 3600
+                expires = epoch(answer.get("expires_at")) or time.time() + 3600
                 cached = (answer["token"], expires)
                 self._tokens[installation_id] = cached
                 self.tokens_minted += 1
@@ -188,13 +189,3 @@ class GitHub:
             info = await self.app.getitem("/app")
             self._bot_login = f"{info['slug']}[bot]"
         return self._bot_login
-
-
-def parse_github_time(value: Any) -> float | None:
-    """An ISO 8601 time from the GitHub API (`2026-11-28T14:00:00Z`) -> epoch seconds; None if it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

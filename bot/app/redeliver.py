@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import gidgethub
 
-from bot.app.github import GitHubClient, parse_github_time
+from bot.app.github import GitHubClient
+from bot.isotime import epoch
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -29,13 +29,10 @@ def parse_since(value: str, now: float | None = None) -> float:
     m = _DURATION.match(text)
     if m:
         return (time.time() if now is None else now) - float(m.group(1)) * _UNITS[m.group(2)]
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"--since wants a duration (30m, 6h, 2d) or an ISO time, not {value!r}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.timestamp()
+    when = epoch(text)
+    if when is None:
+        raise ValueError(f"--since wants a duration (30m, 6h, 2d) or an ISO time, not {value!r}")
+    return when
 
 
 def _ok(attempt: dict[str, Any]) -> bool:
@@ -78,7 +75,7 @@ async def failed_deliveries(app: GitHubClient, since: float) -> tuple[list[Redel
     attempts: dict[str, list[dict[str, Any]]] = {}
     seen = 0
     async for attempt in app.getiter("/app/hook/deliveries?per_page=100"):
-        when = parse_github_time(attempt.get("delivered_at"))
+        when = epoch(attempt.get("delivered_at"))
         if when is not None and when < since:
             break  # newest first: everything after this is older
         seen += 1

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.app.store import DecisionRecord, Delivery, IssueState
+from bot.isotime import epoch
 from bot.rules import RuleSet
 
 DAY = 86400.0
@@ -23,18 +24,6 @@ QUEUE_REASONS = ("no diagnosis", "needs info", "low confidence", "failed to appl
                  "config error")
 # kinds for which a missing diagnosis means a human should look (feature requests and RFCs have nothing to diagnose)
 DIAGNOSABLE_KINDS = ("bug", "installation", "performance")
-
-
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
 
 
 def day_of(ts: float) -> date:
@@ -112,7 +101,7 @@ def issue_row(rec: DecisionRecord, rules: RuleSet | None = None, state: IssueSta
         repo=rec.repo, number=rec.number,
         title=str(issue.get("title") or decision.get("title") or f"#{rec.number}"),
         url=issue.get("url"),
-        opened=parse_time(issue.get("created_at")) or rec.created_at,
+        opened=epoch(issue.get("created_at")) or rec.created_at,
         triaged=rec.created_at, mode=rec.mode, applied=rec.applied, reason=rec.reason,
         labels=tuple(decision.get("labels") or ()), issue_labels=tuple(issue.get("labels") or ()),
         findings=_findings(decision, rules), candidates=tuple(c for c in candidates if isinstance(c, dict)),
