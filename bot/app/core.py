@@ -8,8 +8,10 @@ of the duplicate indexes. `thread` runs it on one thread of the server process i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -102,9 +104,16 @@ class Core:
 _CORE: Core | None = None  # the child process's Core
 
 
+# Triage is CPU work that may lag; acknowledging webhooks may not. The core process yields the CPU to the
+# server process (the intake) when both want it.
+CORE_NICENESS = 10
+
+
 def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
           database_url: str | None = None) -> None:
     global _CORE
+    with contextlib.suppress(OSError):
+        os.nice(CORE_NICENESS)
     _CORE = Core(rules_dir, data_dir, triage_fn, database_url)
 
 
