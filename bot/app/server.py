@@ -23,7 +23,7 @@ from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
 from bot.app.store import Store, open_store
-from bot.app.worker import Worker
+from bot.app.worker import Intake, Worker
 from bot.triage import triage
 
 log = logging.getLogger("vllm_triage.server")
@@ -33,6 +33,7 @@ SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 WORKER = web.AppKey("worker", Worker)
 SERVICE = web.AppKey("service", Service)
+INTAKE = web.AppKey("intake", Intake)
 
 
 def _answer(status: int, message: str, **extra: Any) -> web.Response:
@@ -42,6 +43,7 @@ def _answer(status: int, message: str, **extra: Any) -> web.Response:
 
 async def webhook(request: web.Request) -> web.Response:
     started = time.perf_counter()
+    request.app[INTAKE].touch()
     settings, metrics = request.app[SETTINGS], request.app[METRICS]
     event_name = request.headers.get("X-GitHub-Event", "?")
 
@@ -147,6 +149,7 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
+    app[INTAKE] = Intake()
 
     async def lifecycle(app: web.Application):
         app[STORE] = store or open_store(settings.database_url, pool_size=settings.workers + 4)
@@ -154,7 +157,7 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout))
         github = GitHub(settings, session) if settings.has_credentials else None
         app[SERVICE] = Service(settings, app[STORE], github=github, triage_fn=triage_fn, metrics=app[METRICS])
-        app[WORKER] = Worker(settings, app[STORE], app[SERVICE])
+        app[WORKER] = Worker(settings, app[STORE], app[SERVICE], app[INTAKE])
 
         async def start_worker() -> None:
             # Deliveries are accepted while the rules load; the worker starts once they are ready.

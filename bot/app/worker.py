@@ -25,6 +25,24 @@ from bot.app.store import Delivery, Store
 
 log = logging.getLogger("vllm_triage.worker")
 
+# Acknowledging webhooks comes first: while deliveries keep arriving, a worker waits for a quiet moment
+# before it claims the next one (at most INTAKE_MAX_DEFER, so a steady stream cannot starve the queue).
+INTAKE_QUIET = 0.05
+INTAKE_MAX_DEFER = 1.0
+
+
+class Intake:
+    """When the webhook endpoint last received a request."""
+
+    def __init__(self) -> None:
+        self._last = float("-inf")
+
+    def touch(self) -> None:
+        self._last = time.monotonic()
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self._last
+
 
 def describe(error: BaseException) -> str:
     if isinstance(error, gidgethub.HTTPException):
@@ -33,8 +51,9 @@ def describe(error: BaseException) -> str:
 
 
 class Worker:
-    def __init__(self, settings: Settings, store: Store, service: Service) -> None:
+    def __init__(self, settings: Settings, store: Store, service: Service, intake: Intake | None = None) -> None:
         self.settings = settings
+        self.intake = intake
         self.store = store
         self.service = service
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -69,6 +88,7 @@ class Worker:
 
     async def _loop(self, worker: str) -> None:
         while not self._stopping:
+            await self._give_way()
             try:
                 delivery = await self.store.claim(worker, self.settings.lease_seconds, self.settings.max_attempts)
             except Exception:
@@ -85,6 +105,13 @@ class Worker:
             finally:
                 self._inflight.pop(delivery.id, None)
             self._wake.set()  # the issue is free again: its next delivery may be ready
+
+    async def _give_way(self) -> None:
+        if self.intake is None:
+            return
+        deadline = time.monotonic() + INTAKE_MAX_DEFER
+        while self.intake.quiet_for() < INTAKE_QUIET and time.monotonic() < deadline and not self._stopping:
+            await asyncio.sleep(INTAKE_QUIET)
 
     async def _renew(self, delivery: Delivery, worker: str) -> None:
         while True:
