@@ -8,11 +8,14 @@ the same `Store` protocol with the same four tables.
 from __future__ import annotations
 
 import json
+import marshal
 import sqlite3
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,49 +65,160 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-class MemoryStore:
-    """Plain dictionaries: the default for replay and tests."""
+_SCALE = 10000            # document weights are rounded to 4 decimals (document.bm25f_vector)
+_DECODE = [k / _SCALE for k in range(1 << 16)]   # k / 10000 is the same float as round(w, 4) for w = that value
+
+
+def _encode(weights: Iterable[float]) -> array:
+    """Weights as uint16 multiples of 1e-4 when each one decodes to exactly the same float, else float64."""
+    ws = list(weights)
+    try:
+        quantised = array("H", [round(w * _SCALE) for w in ws])
+    except (OverflowError, ValueError, TypeError):
+        return array("d", ws)
+    if all(_DECODE[k] == w for k, w in zip(quantised, ws, strict=True)):
+        return quantised
+    return array("d", ws)
+
+
+def _decode(ws: array) -> list[float]:
+    return [_DECODE[k] for k in ws] if ws.typecode == "H" else ws.tolist()
+
+
+class _Postings:
+    """One term's postings: issue numbers and their weights, in the order they were put."""
+
+    __slots__ = ("numbers", "weights")
 
     def __init__(self) -> None:
-        self._issues: dict[int, StoredIssue] = {}
-        self._postings: dict[str, dict[int, float]] = {}
-        self._keys: dict[str, dict[int, None]] = {}
+        self.numbers = array("i")
+        self.weights = array("H")
+
+    def add(self, number: int, w: float) -> None:
+        if self.weights.typecode == "H":
+            k = round(w * _SCALE) if isinstance(w, float | int) and 0 <= w < 6.5 else -1
+            if k >= 0 and _DECODE[k] == w:
+                self.numbers.append(number)
+                self.weights.append(k)
+                return
+            self.weights = array("d", _decode(self.weights))
+        self.numbers.append(number)
+        self.weights.append(w)
+
+    def remove(self, number: int) -> None:
+        i = self.numbers.index(number)
+        del self.numbers[i]
+        del self.weights[i]
+
+    def items(self) -> Iterator[tuple[int, float]]:
+        if self.weights.typecode == "H":
+            return zip(self.numbers, map(_DECODE.__getitem__, self.weights), strict=True)
+        return zip(self.numbers, self.weights, strict=True)
+
+
+class MemoryStore:
+    """Everything in memory, compactly: the default for replay and tests.
+
+    Terms and keys are interned to ints once; an issue keeps its term ids, weights, key ids and meta packed in
+    bytes (decoded by get_many), and each term's postings are two parallel arrays. Weights are stored as uint16
+    multiples of 1e-4 when that is exact (document weights are rounded to 4 decimals), else as float64, so every
+    read returns the floats that were put and every sum is the same. About 1 KB per issue instead of 9 KB."""
+
+    def __init__(self) -> None:
+        # number -> (title, state, url, created_at, duplicate_of, term ids, weights, meta, key ids)
+        self._issues: dict[int, tuple[Any, ...]] = {}
+        self._term_ids: dict[str, int] = {}
+        self._terms: list[str] = []
+        self._postings: list[_Postings] = []
+        self._key_ids: dict[str, int] = {}
+        self._key_names: list[str] = []
+        self._keys: list[array] = []
+
+    def _term_id(self, term: str) -> int:
+        tid = self._term_ids.get(term)
+        if tid is None:
+            tid = self._term_ids[term] = len(self._terms)
+            self._terms.append(term)
+            self._postings.append(_Postings())
+        return tid
+
+    def _key_id(self, key: str) -> int:
+        kid = self._key_ids.get(key)
+        if kid is None:
+            kid = self._key_ids[key] = len(self._key_names)
+            self._key_names.append(key)
+            self._keys.append(array("i"))
+        return kid
 
     def put(self, issue: StoredIssue) -> None:
-        old = self._issues.get(issue.number)
-        if old is not None:
-            self._unindex(old)
-        self._issues[issue.number] = issue
-        for term, w in issue.vector.items():
-            self._postings.setdefault(term, {})[issue.number] = w
-        for key in issue.keys:
-            self._keys.setdefault(key, {})[issue.number] = None
+        number = issue.number
+        if number in self._issues:
+            self._unindex(number)
+        tids = array("I", [self._term_id(t) for t in issue.vector])
+        weights = _encode(issue.vector.values())
+        kids = array("I", [self._key_id(k) for k in issue.keys])
+        postings = self._postings
+        for tid, w in zip(tids, issue.vector.values(), strict=True):
+            postings[tid].add(number, w)
+        for kid in kids:
+            self._keys[kid].append(number)
+        try:
+            meta: Any = marshal.dumps(issue.meta)
+        except ValueError:   # not plain data: kept as is
+            meta = issue.meta
+        self._issues[number] = (issue.title, sys.intern(issue.state), issue.url, issue.created_at,
+                                issue.duplicate_of, tids.tobytes(), weights, meta, kids.tobytes())
 
-    def _unindex(self, issue: StoredIssue) -> None:
-        for term in issue.vector:
-            plist = self._postings.get(term)
-            if plist is not None:
-                plist.pop(issue.number, None)
-                if not plist:
-                    del self._postings[term]
-        for key in issue.keys:
-            self._keys.get(key, {}).pop(issue.number, None)
+    def _unindex(self, number: int) -> None:
+        record = self._issues.pop(number)
+        tids, kids = array("I"), array("I")
+        tids.frombytes(record[5])
+        kids.frombytes(record[8])
+        for tid in tids:
+            self._postings[tid].remove(number)
+        for kid in kids:
+            numbers = self._keys[kid]
+            del numbers[numbers.index(number)]
+
+    def _issue(self, number: int, record: tuple[Any, ...]) -> StoredIssue:
+        title, state, url, created_at, duplicate_of, tid_bytes, weights, meta, kid_bytes = record
+        tids, kids = array("I"), array("I")
+        tids.frombytes(tid_bytes)
+        kids.frombytes(kid_bytes)
+        terms, names = self._terms, self._key_names
+        return StoredIssue(number, title, state, url, created_at, duplicate_of,
+                           dict(zip([terms[t] for t in tids], _decode(weights), strict=True)),
+                           marshal.loads(meta) if isinstance(meta, bytes) else meta,
+                           tuple(names[k] for k in kids))
 
     def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
-        return {n: self._issues[n] for n in numbers if n in self._issues}
+        issues = self._issues
+        return {n: self._issue(n, issues[n]) for n in numbers if n in issues}
 
     def count(self) -> int:
         return len(self._issues)
 
+    def _live(self, term: str) -> _Postings | None:
+        tid = self._term_ids.get(term)
+        return None if tid is None else self._postings[tid]
+
     def df(self, terms: Sequence[str]) -> dict[str, int]:
-        return {t: len(self._postings[t]) for t in terms if t in self._postings}
+        out = {}
+        for t in terms:
+            plist = self._live(t)
+            if plist is not None and plist.numbers:
+                out[t] = len(plist.numbers)
+        return out
 
     def _earlier(self, number: int, before: tuple[str, int]) -> bool:
-        return (self._issues[number].created_at, number) < before
+        return (self._issues[number][3], number) < before
 
     def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
         for t in terms:
-            for number, w in self._postings.get(t, {}).items():
+            plist = self._live(t)
+            if plist is None:
+                continue
+            for number, w in plist.items():
                 if before is None or self._earlier(number, before):
                     yield t, number, w
 
@@ -114,7 +228,10 @@ class MemoryStore:
         acc: dict[int, float] = {}
         get = acc.get
         for t, q in weights.items():
-            for number, w in self._postings.get(t, {}).items():
+            plist = self._live(t)
+            if plist is None:
+                continue
+            for number, w in plist.items():
                 acc[number] = get(number, 0.0) + q * w
         if before is not None:
             acc = {n: v for n, v in acc.items() if self._earlier(n, before)}
@@ -124,16 +241,20 @@ class MemoryStore:
                        before: Before = None) -> dict[str, list[int]]:
         out = {}
         for k in keys:
-            numbers = self._keys.get(k)
-            if numbers and before is not None:
+            kid = self._key_ids.get(k)
+            if kid is None:
+                continue
+            numbers: Iterable[int] = self._keys[kid]
+            if before is not None:
                 numbers = [n for n in numbers if self._earlier(n, before)]
             if numbers:
                 out[k] = sorted(numbers, reverse=True)[:limit]
         return out
 
     def set_duplicate_of(self, number: int, target: int | None) -> None:
-        if number in self._issues:
-            self._issues[number] = replace(self._issues[number], duplicate_of=target)
+        record = self._issues.get(number)
+        if record is not None:
+            self._issues[number] = (*record[:4], target, *record[5:])
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -1,0 +1,85 @@
+"""The compact in-memory store returns exactly what was put, and agrees with SQLite on every read."""
+
+import pytest
+from dupes_reports import ENV_DUMP, finding, report
+
+from bot.dupes import MemoryStore, SqliteStore, StoredIssue
+from bot.dupes.document import build_doc, doc_meta
+
+
+def stored(number: int, title: str, body: str, rules: tuple[str, ...] = (), created: str = "") -> StoredIssue:
+    doc = build_doc(report(title, body), tuple(finding(r) for r in rules))
+    return StoredIssue(number=number, title=title, state="open", created_at=created or f"2025-03-{number % 28 + 1:02d}",
+                       vector=doc.vector, meta=doc_meta(doc), keys=doc.keys)
+
+
+OOM = ("[Bug]: CUDA out of memory during cudagraph capture on A100",
+       ENV_DUMP + "\nvllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.95\n"
+       "ERROR 03-01 10:12:01 [core.py:586] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+TOOLS = ("[Bug]: hermes tool parser returns empty arguments when streaming on A100",
+         ENV_DUMP + "\nThe streamed tool call has arguments '' while the non-streamed call is complete.")
+
+
+def test_round_trip_is_exact_for_rounded_and_arbitrary_weights():
+    store = MemoryStore()
+    issue = stored(7, *OOM, rules=("cuda-oom-during-cudagraph-capture",))
+    odd = StoredIssue(8, "odd weights", vector={"oom": 1 / 3, "cudagraph": 0.1234, "huge": 1e6, "neg": -0.5},
+                      meta={"custom": [1, 2.5, None]}, keys=("rule:x",))
+    store.put(issue)
+    store.put(odd)
+    got = store.get_many([7, 8, 9])
+    assert got == {7: issue, 8: odd}
+    assert list(got[7].vector) == list(issue.vector)          # term order kept
+    assert all(type(w) is float for w in got[8].vector.values())
+    posted = {(t, n): w for t, n, w in store.postings(["cudagraph", "huge"])}
+    assert posted[("cudagraph", 8)] == 0.1234 and posted[("huge", 8)] == 1e6
+    assert posted[("cudagraph", 7)] == issue.vector["cudagraph"]
+
+
+def test_edit_removes_old_postings_and_keys_and_appends_the_new_ones():
+    store = MemoryStore()
+    store.put(stored(1, *OOM, rules=("cuda-oom-during-cudagraph-capture",)))
+    store.put(stored(2, *OOM, rules=("cuda-oom-during-cudagraph-capture",)))
+    store.put(stored(1, *TOOLS))                     # issue 1 edited into another report
+    assert store.count() == 2
+    assert store.numbers_by_key(["rule:cuda-oom-during-cudagraph-capture"]) == {
+        "rule:cuda-oom-during-cudagraph-capture": [2]}
+    assert [n for _, n, _ in store.postings(["cudagraph"])] == [2]
+    assert [n for _, n, _ in store.postings(["a100"])] == [2, 1]     # the edit goes last, as a new put
+    assert store.get_many([1])[1].title == TOOLS[0]
+    store.put(stored(2, *TOOLS))
+    assert "cudagraph" not in store.df(["cudagraph", "parser"])
+    assert store.df(["parser"]) == {"parser": 2}
+
+
+def test_duplicate_of_is_kept_through_reads():
+    store = MemoryStore()
+    store.put(stored(1, *OOM))
+    store.put(stored(2, *OOM))
+    store.set_duplicate_of(2, 1)
+    store.set_duplicate_of(99, 1)
+    assert store.get_many([2])[2].duplicate_of == 1
+    assert store.get_many([1])[1].duplicate_of is None
+
+
+@pytest.mark.parametrize("before", [None, ("2025-03-05", 4)])
+def test_memory_and_sqlite_reads_agree(tmp_path, before):
+    mem, sql = MemoryStore(), SqliteStore(tmp_path / "s.db")
+    issues = [stored(n, *(OOM if n % 2 else TOOLS), rules=("cuda-oom-during-cudagraph-capture",) if n % 3 else ())
+              for n in range(1, 9)]
+    issues.append(stored(3, *TOOLS))                 # an edit
+    for store in (mem, sql):
+        for issue in issues:
+            store.put(issue)
+    terms = sorted({t for i in issues for t in i.vector})
+    keys = sorted({k for i in issues for k in i.keys})
+    assert mem.df(terms) == sql.df(terms)
+    assert sorted(mem.postings(terms, before)) == sorted(sql.postings(terms, before))
+    assert mem.numbers_by_key(keys, before=before) == sql.numbers_by_key(keys, before=before)
+    assert mem.get_many(range(10)) == sql.get_many(range(10))
+    weights = {t: 0.5 for t in terms[:20]}
+    expected: dict[int, float] = {}
+    for t, n, w in mem.postings(list(weights), before):
+        expected[n] = expected.get(n, 0.0) + weights[t] * w
+    assert mem.accumulate(weights, before) == expected
+    sql.close()
