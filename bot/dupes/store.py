@@ -158,8 +158,17 @@ class MemoryStore:
         weights = _encode(issue.vector.values())
         kids = array("I", [self._key_id(k) for k in issue.keys])
         postings = self._postings
-        for tid, w in zip(tids, issue.vector.values(), strict=True):
-            postings[tid].add(number, w)
+        if weights.typecode == "H":
+            for tid, k in zip(tids, weights, strict=True):
+                plist = postings[tid]
+                plist.numbers.append(number)
+                if plist.weights.typecode == "H":
+                    plist.weights.append(k)
+                else:
+                    plist.weights.append(_DECODE[k])
+        else:
+            for tid, w in zip(tids, issue.vector.values(), strict=True):
+                postings[tid].add(number, w)
         for kid in kids:
             self._keys[kid].append(number)
         try:
