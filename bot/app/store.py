@@ -263,6 +263,16 @@ def installation_from_row(r: Row) -> dict[str, Any]:
             "deleted": bool(r["deleted"])}
 
 
+def save_issue_state_sql(ph: str) -> str:
+    """The upsert of `Store.save_issue_state`; `ph` is the driver's placeholder (`?` or `%s`)."""
+    return ("INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
+            f" comment_sha, last_decision, state, updated_at) VALUES ({','.join([ph] * 10)})"
+            " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
+            " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
+            " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
+            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at")
+
+
 def decisions_query(ph: str, repo: str | None, number: int | None, limit: int) -> tuple[str, tuple]:
     """SQL and parameters of `Store.decisions`; `ph` is the driver's placeholder (`?` or `%s`)."""
     filters = [(column, value) for column, value in (("repo", repo), ("number", number)) if value is not None]
@@ -452,14 +462,7 @@ class SqliteStore:
         return issue_state_from_row(row) if row else None
 
     async def save_issue_state(self, state: IssueState) -> None:
-        self._db.execute(
-            "INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
-            " comment_sha, last_decision, state, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
-            " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
-            " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
-            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
-            issue_state_params(state, self._clock()))
+        self._db.execute(save_issue_state_sql("?"), issue_state_params(state, self._clock()))
 
     # -- decisions ------------------------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ from bot.app.store import (
     issue_state_params,
     latest_decisions_query,
     parked_error,
+    save_issue_state_sql,
 )
 
 MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the advisory lock key held while migrating
@@ -375,14 +376,7 @@ class PostgresStore:
 
     async def save_issue_state(self, state: IssueState) -> None:
         async with self._conn() as conn:
-            await conn.execute(
-                "INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
-                " comment_sha, last_decision, state, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-                " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
-                " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
-                " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
-                " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at",
-                issue_state_params(state, self._clock()))
+            await conn.execute(save_issue_state_sql("%s"), issue_state_params(state, self._clock()))
 
     # -- decisions ------------------------------------------------------------------------------------
 
