@@ -160,18 +160,12 @@ async def run_scenario(tmp: Path, fake, faults: bool) -> None:
                     except (TimeoutError, aiohttp.ClientError):
                         await asyncio.sleep(0.05)
 
-            pending: set[asyncio.Task] = set()
-            for k, (delivery, event, prepare) in enumerate(schedule):
+            async def before(k: int) -> None:
                 if k in KILL_AT:
                     server.kill()  # mid-run: deliveries in flight, the worker busy
                     server.start()
-                if delivery not in payloads:
-                    payloads[delivery] = (event, json.dumps(prepare()).encode())
-                event, body = payloads[delivery]
-                pending.add(asyncio.create_task(deliver(delivery, event, body)))
-                if len(pending) >= 20:
-                    _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            await asyncio.gather(*pending)
+
+            await stream(schedule, payloads, deliver, window=20, before=before)
 
             deadline = time.monotonic() + 45
             while True:
@@ -210,6 +204,22 @@ async def run_scenario(tmp: Path, fake, faults: bool) -> None:
     assert not [c for c in fake.calls if c.method == "PATCH" and c.path.rstrip("0123456789").endswith("/issues/")]
     print(f"e2e faults={faults}: {len(schedule)} deliveries ({len(payloads)} distinct), {len(fake.calls)} "
           f"GitHub calls, {sum(1 for c in fake.calls if c.fault)} faults, {elapsed:.1f}s")
+
+
+async def stream(schedule, payloads: dict[str, tuple[str, bytes]], deliver, *, window: int, before=None) -> None:
+    """Send the schedule's deliveries, at most `window` in flight; a redelivery re-sends the same bytes.
+    `before(k)` runs before the k-th delivery (to kill a server mid-run)."""
+    pending: set[asyncio.Task] = set()
+    for k, (delivery, event, prepare) in enumerate(schedule):
+        if before is not None:
+            await before(k)
+        if delivery not in payloads:
+            payloads[delivery] = (event, json.dumps(prepare()).encode())
+        event, body = payloads[delivery]
+        pending.add(asyncio.create_task(deliver(delivery, event, body)))
+        if len(pending) >= window:
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.gather(*pending)
 
 
 @pytest.mark.parametrize("faults", [False, True], ids=["clean", "30pct-faults"])

@@ -7,7 +7,6 @@ leases, and per-issue serialisation holds across processes. The replicas share t
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 
@@ -92,18 +91,14 @@ async def test_three_replicas_one_killed(tmp_path, fake, pg_url, monkeypatch):  
                 replicas[KILLED].kill()
                 return len(held)
 
-            held_at_kill = 0
-            pending: set[asyncio.Task] = set()
-            for k, (delivery, event, prepare) in enumerate(schedule):
+            held: list[int] = []
+
+            async def before(k: int) -> None:
                 if k == KILL_AT:
-                    held_at_kill = await kill_while_busy()
-                if delivery not in payloads:
-                    payloads[delivery] = (event, json.dumps(prepare()).encode())
-                event, body = payloads[delivery]
-                pending.add(asyncio.create_task(deliver(delivery, event, body)))
-                if len(pending) >= 24:
-                    _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            await asyncio.gather(*pending)
+                    held.append(await kill_while_busy())
+
+            await e2e.stream(schedule, payloads, deliver, window=24, before=before)
+            held_at_kill = held[0] if held else 0
 
             survivor = replicas[0].url
             deadline = time.monotonic() + 60
