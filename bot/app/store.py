@@ -8,6 +8,7 @@ All SQLite SQL lives in this module. Migrations are append-only: add a new entry
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -299,6 +300,16 @@ def empty_counts() -> dict[str, int]:
     return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
 
 
+def _answer(batch: list[tuple[tuple, asyncio.Future[str]]], outcomes: list[str | Exception]) -> None:
+    for (_, answer), outcome in zip(batch, outcomes, strict=True):
+        if answer.done():  # the caller went away; the delivery is recorded all the same
+            continue
+        if isinstance(outcome, Exception):
+            answer.set_exception(outcome)
+        else:
+            answer.set_result(outcome)
+
+
 class SqliteStore:
     """The embedded store. One connection, used from the event loop thread (every statement is short)."""
 
@@ -313,6 +324,7 @@ class SqliteStore:
         # NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), not a power cut.
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.execute("PRAGMA busy_timeout=30000")
+        self._intake: list[tuple[tuple, asyncio.Future[str]]] = []  # deliveries waiting for the next commit
 
     # -- schema ---------------------------------------------------------------------------------------
 
@@ -337,6 +349,7 @@ class SqliteStore:
         return len(MIGRATIONS)
 
     async def close(self) -> None:
+        self._commit_intake()
         self._db.close()
 
     # -- deliveries -----------------------------------------------------------------------------------
@@ -344,32 +357,66 @@ class SqliteStore:
     async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
                               issue_number: int | None, installation_id: int | None, payload: str) -> str:
         """'queued' for a new delivery, 'requeued' for a redelivery of a parked or waiting one,
-        'duplicate' when it is already done or being processed (nothing happens then)."""
-        now = self._clock()
+        'duplicate' when it is already done or being processed (nothing happens then).
+
+        Group commit: the deliveries recorded in one turn of the event loop share one transaction, and each
+        caller returns only after that transaction committed (a burst costs one commit, not one per delivery).
+        """
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        self._intake.append(((delivery_id, event, action, repo, issue_number, installation_id, payload,
+                              self._clock()), answer))
+        if len(self._intake) == 1:
+            loop.call_soon(self._commit_intake)
+        return await answer
+
+    def _commit_intake(self) -> None:
+        batch, self._intake = self._intake, []
+        if not batch:
+            return
+        try:
+            outcomes: list[str | Exception] = list(self._in_transaction(batch))
+        except Exception:
+            # One bad delivery must not fail the others: fall back to a transaction each.
+            for item in batch:
+                try:
+                    outcomes = list(self._in_transaction([item]))
+                except Exception as error:
+                    outcomes = [error]
+                _answer([item], outcomes)
+            return
+        _answer(batch, outcomes)
+
+    def _in_transaction(self, batch: list[tuple[tuple, asyncio.Future[str]]]) -> list[str]:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            row = db.execute("SELECT status, attempts FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
-                    " payload, received_at, status, attempts, not_before) VALUES (?,?,?,?,?,?,?,?,?,?,0,?)",
-                    (delivery_id, event, action, repo, issue_number, issue_key(repo, issue_number),
-                     installation_id, payload, now, QUEUED, now))
-                outcome = "queued"
-            elif row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
-                db.execute("UPDATE deliveries SET status = ?, attempts = 0, not_before = ?, claimed_by = NULL,"
-                           " lease_until = NULL, payload = ?, redeliveries = redeliveries + 1 WHERE id = ?",
-                           (QUEUED, now, payload, delivery_id))
-                outcome = "requeued"
-            else:
-                db.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = ?", (delivery_id,))
-                outcome = "duplicate"
+            outcomes = [self._record_one(*row) for row, _ in batch]
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return outcome
+        return outcomes
+
+    def _record_one(self, delivery_id: str, event: str, action: str | None, repo: str | None,
+                    issue_number: int | None, installation_id: int | None, payload: str, now: float) -> str:
+        db = self._db
+        inserted = db.execute(
+            "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
+            " payload, received_at, status, attempts, not_before) VALUES (?,?,?,?,?,?,?,?,?,?,0,?)"
+            " ON CONFLICT (id) DO NOTHING",
+            (delivery_id, event, action, repo, issue_number, issue_key(repo, issue_number),
+             installation_id, payload, now, QUEUED, now))
+        if inserted.rowcount == 1:
+            return "queued"
+        row = db.execute("SELECT status, attempts FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+        if row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
+            db.execute("UPDATE deliveries SET status = ?, attempts = 0, not_before = ?, claimed_by = NULL,"
+                       " lease_until = NULL, payload = ?, redeliveries = redeliveries + 1 WHERE id = ?",
+                       (QUEUED, now, payload, delivery_id))
+            return "requeued"
+        db.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = ?", (delivery_id,))
+        return "duplicate"
 
     async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None:
         """Lease the oldest ready delivery whose issue has no other delivery in flight.

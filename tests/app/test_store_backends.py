@@ -81,6 +81,54 @@ async def test_redelivery_of_done_is_ignored_but_parked_is_requeued(store):
     assert again.status == QUEUED and again.attempts == 0
 
 
+async def test_a_burst_of_deliveries_is_recorded_once_each_and_durably(store, database_url):
+    """300 deliveries at once, a third of them redelivered within the same burst: each id is queued exactly
+    once, every repeat is a duplicate, and all of them are on disk when the callers get their answer."""
+    ids = [f"burst-{i}" for i in range(300)] + [f"burst-{i}" for i in range(0, 300, 3)]
+    random.Random(7).shuffle(ids)
+    outcomes = await asyncio.gather(*(put(store, d, number=i % 40) for i, d in enumerate(ids)))
+    seen: dict[str, list[str]] = {}
+    for delivery_id, outcome in zip(ids, outcomes, strict=True):
+        seen.setdefault(delivery_id, []).append(outcome)
+    assert len(seen) == 300
+    assert all(o.count("queued") == 1 and o.count("duplicate") == len(o) - 1 for o in seen.values())
+    other = make_store(database_url)  # a second connection sees what was acknowledged
+    await other.migrate()
+    try:
+        assert (await other.delivery_counts())[QUEUED] == 300
+    finally:
+        await other.close()
+
+
+async def test_sqlite_commits_a_burst_together(tmp_path):
+    s = SqliteStore(tmp_path / "db.sqlite3")
+    await s.migrate()
+    commits = []
+    s._db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    assert await asyncio.gather(*(put(s, f"d{i}", number=i) for i in range(100))) == ["queued"] * 100
+    assert 1 <= len(commits) < 10  # one turn of the event loop: one transaction, not one per delivery
+    await s.close()
+
+
+async def test_sqlite_one_failing_delivery_does_not_fail_the_rest_of_its_burst(tmp_path, monkeypatch):
+    s = SqliteStore(tmp_path / "db.sqlite3")
+    await s.migrate()
+    record_one = s._record_one
+
+    def flaky(delivery_id, *rest):
+        if delivery_id == "bad":
+            raise sqlite3.OperationalError("disk I/O error")
+        return record_one(delivery_id, *rest)
+
+    monkeypatch.setattr(s, "_record_one", flaky)
+    outcomes = await asyncio.gather(*(put(s, d, number=i) for i, d in enumerate(["a", "bad", "c"])),
+                                    return_exceptions=True)
+    assert outcomes[0] == outcomes[2] == "queued"
+    assert isinstance(outcomes[1], sqlite3.OperationalError)  # the server answers 500: GitHub redelivers it
+    assert (await s.delivery("a")).status == QUEUED and await s.delivery("bad") is None
+    await s.close()
+
+
 async def test_per_issue_serialisation_and_lease_expiry(store):
     await put(store, "a", number=1)
     store.clock.now += 1
