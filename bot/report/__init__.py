@@ -94,6 +94,8 @@ def _offsets(body: str, commands: tuple[Command, ...]) -> tuple[int, ...]:
 
 
 _ERROR_WORD = re.compile(r"^[^\n]{0,200}?\b(\w*Error|error|Exception)\b ?[:,]", re.MULTILINE)
+# what every _ERROR_WORD match contains: only the lines holding it are tried
+_ERROR_HINT = re.compile(r"(?:Error|error|Exception) ?[:,]")
 
 
 def _error_offset(body: str, exceptions: tuple[ExceptionInfo, ...], error_lines: tuple[str, ...]) -> int | None:
@@ -104,10 +106,25 @@ def _error_offset(body: str, exceptions: tuple[ExceptionInfo, ...], error_lines:
         i = body.find(line) if line else -1
         if i >= 0:
             found.append(i)
-    m = _ERROR_WORD.search(body)   # "Value error, …" and other error lines the log parser does not keep
-    if m:
-        found.append(m.start())
+    at = _error_word(body)   # "Value error, …" and other error lines the log parser does not keep
+    if at is not None:
+        found.append(at)
     return min(found) if found else None
+
+
+def _error_word(body: str) -> int | None:
+    """`_ERROR_WORD.search(body).start()`, trying the pattern only at the starts of lines that hold a hint."""
+    pos = 0
+    while (hint := _ERROR_HINT.search(body, pos)) is not None:
+        nl = body.rfind("\n", pos, hint.start())
+        line = nl + 1 if nl >= 0 else pos
+        if _ERROR_WORD.match(body, line):
+            return line
+        end = body.find("\n", hint.end())
+        if end < 0:
+            return None
+        pos = end + 1
+    return None
 
 
 def _needs_info(kind: str, env: Environment) -> tuple[str, ...]:

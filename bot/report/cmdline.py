@@ -29,15 +29,19 @@ _PROMPT = re.compile(
 )
 _WINDOWS_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\")
 _MORE = re.compile(r"^More\? ?")
+# (pattern, entrypoint, words of which every match contains one: lines without any skip the search)
 _STARTS = (
-    (re.compile(r"(?<![\w./-])vllm[ \t]+serve(?![\w-])"), "vllm-serve"),
-    (re.compile(r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])"), "vllm-serve"),
-    (re.compile(r"(?<![\w./-])vllm[ \t]+bench[ \t]+[\w-]{1,40}"), "vllm-bench"),
-    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.(?:openai\.)?api_server(?![\w.])"), "api-server"),
-    (re.compile(r"(?<![\w-])benchmark_(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])"), "vllm-bench"),
-    (re.compile(r"(?<![\w./-])vllm[ \t]+(?:chat|complete|run-batch)(?![\w-])"), "other"),
-    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.openai\.run_batch(?![\w.])"), "other"),
-    (re.compile(r"(?<![\w./-])(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run(?![\w-])"), "docker"),
+    (re.compile(r"(?<![\w./-])vllm[ \t]+serve(?![\w-])"), "vllm-serve", ("serve",)),
+    (re.compile(r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])"), "vllm-serve", ("cli.main",)),
+    (re.compile(r"(?<![\w./-])vllm[ \t]+bench[ \t]+[\w-]{1,40}"), "vllm-bench", ("bench",)),
+    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.(?:openai\.)?api_server(?![\w.])"), "api-server", ("api_server",)),
+    (re.compile(r"(?<![\w-])benchmark_(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])"), "vllm-bench",
+     ("benchmark_",)),
+    (re.compile(r"(?<![\w./-])vllm[ \t]+(?:chat|complete|run-batch)(?![\w-])"), "other",
+     ("chat", "complete", "run-batch")),
+    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.openai\.run_batch(?![\w.])"), "other", ("run_batch",)),
+    (re.compile(r"(?<![\w./-])(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run(?![\w-])"), "docker",
+     ("docker", "podman", "nerdctl")),
 )
 _CALL = re.compile(r"(?<![\w])(?:vllm\.)?(?P<name>LLM|AsyncEngineArgs|EngineArgs)\(")
 _ASSIGN = re.compile(r"^[ \t]*(?P<name>[A-Za-z_]\w{0,60})[ \t]*=[ \t]*(?P<value>['\"\d\[{(].{0,2000})$")
@@ -76,7 +80,7 @@ def _logical_lines(lines: list[str]) -> list[str]:
         cont = line.endswith(("\\", " ^", " `")) and not line.endswith("\\\\")
         if cont:
             line = line[:-1].rstrip()
-        if not buf:
+        if not buf and ("$" in line or "#" in line or ">" in line):  # every prompt shape ends in one of these
             m = _PROMPT.match(line.lstrip())
             if m:
                 line = line.lstrip()[m.end():]
@@ -168,8 +172,8 @@ def _shell_commands(logical: list[str]) -> list[Command]:
             break
         if "vllm" not in line and "docker" not in line and "podman" not in line and "benchmark_" not in line:
             continue
-        for pattern, entrypoint in _STARTS:
-            m = pattern.search(line)
+        for pattern, entrypoint, words in _STARTS:
+            m = pattern.search(line) if any(w in line for w in words) else None
             if not m:
                 continue
             text = _command_text(line, m.start())
@@ -347,7 +351,7 @@ def _assignments(lines: list[str]) -> dict[str, Any]:
 
 
 def _python_commands(lines: list[str]) -> list[Command]:
-    text = "\n".join(re.sub(r"^(?:\.\.\.|>>>) ", "", line) for line in lines)
+    text = "\n".join(line[4:] if line.startswith(("... ", ">>> ")) else line for line in lines)
     if "LLM(" not in text and "EngineArgs(" not in text:
         return []
     names = _assignments(lines)

@@ -46,6 +46,8 @@ LABELS: dict[str, str] = {
     "vllm xpu kernels version": "vllm_xpu_kernels",
 }
 
+_LABEL_FIRST = frozenset(label[0] for label in LABELS)
+
 # labels that only appear in a collect_env dump (used to recognise a pasted dump without headings)
 STRONG_KEYS = frozenset({
     "torch", "debug", "cuda_build", "rocm_build", "xpu_build", "gcc", "clang", "cmake", "libc", "python_platform",
@@ -92,6 +94,9 @@ def label_of(line: str) -> tuple[str, str] | None:
     if i <= 0:
         return None
     label = line[:i]
+    first = label.lstrip()[:1]
+    if first.lower() not in _LABEL_FIRST:
+        return None
     if len(label) - len(label.lstrip()) > 4:
         return None
     key = LABELS.get(" ".join(label.split()).lower())
@@ -126,7 +131,8 @@ def parse_collect_env(lines: list[str]) -> CollectEnv:
     pending_gpus = False   # the GPU label had no value: the list follows, one `GPU n: name` per line
     in_env_vars = False
     for raw in lines:
-        for line in split_glued(raw[:MAX_LINE]):
+        raw = raw[:MAX_LINE]
+        for line in split_glued(raw) if _GLUED_ROCM in raw else (raw,):
             stripped = line.strip()
             if pending_gpus:
                 g = _GPU_LINE_RE.match(stripped)
@@ -151,19 +157,19 @@ def parse_collect_env(lines: list[str]) -> CollectEnv:
                         elif not value:
                             pending_gpus = True
                 continue
-            if is_banner(line):
+            if len(stripped) >= 10 and not stripped.strip("="):  # is_banner
                 continue
             low = stripped.lower()
             if low == "environment variables" or low == "environment variables:":
                 in_env_vars = True
                 continue
-            p = _PIP_RE.match(line)
+            p = _PIP_RE.match(line) if stripped[:1] == "[" else None
             if p:
                 entry = _pip_entry(p.group(2))
                 if entry and entry[0] not in out.pip:
                     out.pip[entry[0]] = entry[1]
                 continue
-            e = _ENV_VAR_RE.match(stripped)
+            e = _ENV_VAR_RE.match(stripped) if "=" in stripped else None
             if e and (in_env_vars or out.strong >= 3) and not _secret(e.group(1)):
                 out.env_vars.setdefault(e.group(1), e.group(2).strip())
     return out
@@ -193,18 +199,22 @@ def line_is_envish(line: str) -> tuple[bool, bool]:
     lv = label_of(s)
     if lv is not None:
         return True, lv[0] in STRONG_KEYS
-    if is_banner(s):
+    if len(s) >= 10 and not s.strip("="):  # is_banner
         return True, True
     low = s.lower()
-    if _PIP_RE.match(s):
+    first = s[0]
+    if first == "[" and _PIP_RE.match(s):
         return True, True
     if low.startswith("collecting environment information"):
         return True, True
     if low.startswith(_SOFT_STARTS):
         return True, False
-    if _GPU_LINE_RE.match(s) or _TOPO_RE.match(s) or _LSCPU_RE.match(s):
+    # the first characters these patterns can start with (after the stripped blanks)
+    if first in "GNmXSPLC" and (_GPU_LINE_RE.match(s) or _TOPO_RE.match(s)):
         return True, False
-    if _ENV_VAR_RE.match(s):
+    if "A" <= first <= "Z" and ":" in s and _LSCPU_RE.match(s):
+        return True, False
+    if "=" in s and _ENV_VAR_RE.match(s):
         return True, False
     if s.startswith("/") and " " not in s:   # cuDNN library paths
         return True, False

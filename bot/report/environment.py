@@ -49,17 +49,21 @@ def _clean(line: str) -> str:
         line = line.replace("\r", "")
     if "\x1b" in line or "[" in line:
         line = _ANSI_RE.sub("", line)
-    for _ in range(6):
-        m = _TAG_RE.match(line)
-        if not m:
-            break
-        line = line[m.end():]
-    m = _HEADER_RE.match(line)
-    if m:
-        line = line[m.end():]
-    m = _RANK_RE.match(line)
-    if m:
-        line = line[m.end():]
+    # each pattern needs the text tested first ("pid=", the "]" after the logger's file, "[rank")
+    if "pid=" in line:
+        for _ in range(6):
+            m = _TAG_RE.match(line)
+            if not m:
+                break
+            line = line[m.end():]
+    if "]" in line:
+        m = _HEADER_RE.match(line)
+        if m:
+            line = line[m.end():]
+    if "[rank" in line:
+        m = _RANK_RE.match(line)
+        if m:
+            line = line[m.end():]
     return line
 
 

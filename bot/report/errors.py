@@ -71,6 +71,9 @@ ANCHORS = (
     "WorkerProc hit an exception",
     "Engine process failed to start",
 )
+def has_anchor(text: str) -> bool:
+    # every anchor holds "Engine" or "WorkerProc": a cheap test before trying each one
+    return ("Engine" in text or "WorkerProc" in text) and any(a in text for a in ANCHORS)
 
 
 # Python's built-in exceptions, so that a lower-cased paste ("valueerror: …") is still recognised

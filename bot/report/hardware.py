@@ -5,6 +5,8 @@ Read from collect_env first, then nvidia-smi output and log lines, then prose. L
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -69,7 +71,11 @@ def _cu_tag(tag: str) -> str:
     return f"{tag[:-1]}.{tag[-1]}"
 
 
-def _first(rx: re.Pattern[str], lines: list[str], group: int = 1, need: str | None = None) -> str | None:
+def _first(rx: re.Pattern[str], lines: list[str], group: int = 1, need: str | None = None,
+           low: str | None = None) -> str | None:
+    """The first match in `lines` (only lines holding `need` when given; `low`: the lines joined, lower-case)."""
+    if need is not None and low is not None and need not in low:
+        return None
     for line in lines:
         if need is not None and need not in line.lower():
             continue
@@ -206,7 +212,15 @@ def _word_hit(low: str, word: str) -> bool:
     return False
 
 
-def _os_from_prose(lines: list[str]) -> str | None:
+# every word _os_from_prose looks for (a Windows path also holds a backslash)
+_OS_HINTS = (*(word for word, _ in _OS_WORDS), "/users/", "/usr/local/lib/python", "/home/", "dist-packages",
+             "/opt/conda", "\\")
+
+
+def _os_from_prose(lines: list[str], low: str | None = None) -> str | None:
+    """`low`: the lines joined, lower-case (when none of the words is in it, nothing is read line by line)."""
+    if low is not None and not any(hint in low for hint in _OS_HINTS):
+        return None
     first: str | None = None
     path_hint: str | None = None
     for line in lines:
@@ -237,16 +251,13 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
          skip: list[bool] | None = None) -> Hardware:
     """skip marks the lines of a pasted collect_env dump: their labels are not prose."""
     hw = Hardware()
-    prose = [title]
-    for i, line in enumerate(lines):
-        if len(prose) > MAX_PROSE_LINES:
-            break
-        if skip is None or not skip[i]:
-            prose.append(line)
+    kept = lines if skip is None else itertools.compress(lines, map(operator.not_, skip))
+    prose = [title, *itertools.islice(kept, MAX_PROSE_LINES)]
+    low = "\n".join(prose).lower()
 
     torch = ce.get("torch") or ce.pip.get("torch")
     if not torch:
-        torch = _first(_TORCH_RE, prose, need="torch")
+        torch = _first(_TORCH_RE, prose, need="torch", low=low)
     hw.torch = (torch.split()[0] if torch else None) or None
     if hw.torch and not valid_version(hw.torch):
         hw.torch = None
@@ -256,14 +267,14 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
         m = _LOCAL_CU_RE.search(hw.torch)
         cuda = _cu_tag(m.group(1)) if m else None
     smi_driver = smi_cuda = None
-    for line in prose:
+    for line in prose if "driver version" in low else ():
         if "Driver Version" in line:
             m = _SMI_RE.search(line)
             if m:
                 smi_driver, smi_cuda = m.group(1), m.group(2)
                 break
     if not cuda:
-        cuda = smi_cuda or _first(_CUDA_RE, prose, need="cuda")
+        cuda = smi_cuda or _first(_CUDA_RE, prose, need="cuda", low=low)
     hw.cuda = cuda
 
     rocm = _num(ce.get("rocm_build")) and ce.get("rocm_build")
@@ -277,10 +288,10 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
                 rocm = m.group(1)
                 break
     if not rocm:
-        rocm = _first(_ROCM_RE, prose, need="rocm")
+        rocm = _first(_ROCM_RE, prose, need="rocm", low=low)
     hw.rocm = rocm
 
-    hw.driver = _num(ce.get("driver")) or smi_driver or _first(_DRIVER_RE, prose, need="driver")
+    hw.driver = _num(ce.get("driver")) or smi_driver or _first(_DRIVER_RE, prose, need="driver", low=low)
 
     gpus = [g for g in ce.gpus if g]
     if not gpus and ce.get("intel_gpus"):
@@ -288,12 +299,12 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
     hw.gpus = gpus or _gpus_from_smi(lines) or _prose_gpus(prose)
 
     hw.platform = _platform(ce, hw, lines, prose, vllm_version)
-    hw.os = _os_from_collect_env(ce) or _os_from_prose(prose)
+    hw.os = _os_from_collect_env(ce) or _os_from_prose(prose, low)
 
     py = ce.get("python")
-    hw.python = _num(py) if py else (_first(_PYTHON_RE, prose, need="python") or _first(_PY_PATH_RE, prose,
-                                                                                          need="python"))
-    tf = ce.pip.get("transformers") or _first(_TRANSFORMERS_RE, prose, need="transformers")
+    hw.python = _num(py) if py else (_first(_PYTHON_RE, prose, need="python", low=low)
+                                     or _first(_PY_PATH_RE, prose, need="python", low=low))
+    tf = ce.pip.get("transformers") or _first(_TRANSFORMERS_RE, prose, need="transformers", low=low)
     hw.transformers = valid_version(tf) if tf else None
     return hw
 

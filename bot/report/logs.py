@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL")
 
 
-@dataclass(frozen=True)
-class LogLine:
+class LogLine(NamedTuple):  # a tuple: one is made per body line, and a tuple is made ~3x faster than a dataclass
     text: str               # the line with every prefix stripped
     process: str | None     # innermost process tag, e.g. "Worker_TP7", "RayWorkerWrapper"
     level: str | None       # INFO | WARNING | ERROR | … when a logger header was present

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field
 
 from bot.report.errors import (
-    ANCHORS,
     EXC_LINE,
     EXC_MENTION,
     canonical_builtin,
+    has_anchor,
     looks_like_type,
     rank,
     short_type,
@@ -46,6 +46,15 @@ _ERROR_LINE = re.compile(
     r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
     r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
 )
+
+
+def _is_error_line(text: str) -> bool:
+    # every _ERROR_LINE match holds one of these words: most lines are rejected without the search
+    return ("rror" in text or "ERROR" in text or "FAILED" in text or "ninja" in text or "nvcc" in text
+            or "fault" in text or "dumped" in text or "symbol" in text or "shared object" in text
+            or "Killed" in text or "× " in text or "╰─> " in text) and _ERROR_LINE.search(text[:1000]) is not None
+
+
 _CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")
 _VLLM_PATH = re.compile(r"(?:^|/)vllm/(?!tests/|benchmarks/|examples/|csrc/|docs/)")
 
@@ -98,6 +107,11 @@ def _parse_exc_line(text: str, *, lenient: bool) -> tuple[str, str, bool] | None
     """(type, message, is_ray_wrapper) if the whole line is an exception line."""
     if len(text) > _MAX_LINE:
         text = text[:_MAX_LINE]
+    if ":" not in text:
+        # without a colon the whole line is the type (and a wrapped type): no blank inside
+        core = text.rstrip(" \t")
+        if " " in core or "\t" in core:
+            return None
     m = EXC_LINE.match(text)
     if not m:
         return None
@@ -176,10 +190,11 @@ class _Extractor:
         tb = self.open.get(key)
         if stripped.startswith(("```", "~~~")):
             self.in_fence = not self.in_fence
-        if self.anchor is None and any(a in stripped for a in ANCHORS):
+        if self.anchor is None and has_anchor(stripped):
             self.anchor = i
 
-        if stripped.lstrip(_DECOR).startswith(("Traceback (most recent call last)", "Exception Group Traceback")) or (
+        undecorated = stripped.lstrip(_DECOR)
+        if undecorated.startswith(("Traceback (most recent call last)", "Exception Group Traceback")) or (
                 "Traceback (most recent" in stripped and _IPYTHON_START.match(stripped)):
             if tb is not None and tb.state == "chain":
                 tb.state, tb.gap = "frames", 0
@@ -189,7 +204,7 @@ class _Extractor:
             self.consumed.add(i)
             return
 
-        frame = _FRAME.match(stripped.lstrip(_DECOR)) if stripped.lstrip(_DECOR).startswith("File ") else None
+        frame = _FRAME.match(undecorated) if undecorated.startswith("File ") else None
         if frame:
             if tb is None or tb.state not in ("frames", "chain"):
                 self._finish(key)
@@ -253,14 +268,14 @@ class _Extractor:
             return False
         if len(seg.message) >= _MAX_MESSAGE_LINES or sum(map(len, seg.message)) > _MAX_MESSAGE_CHARS:
             return False
-        if stripped.startswith(("```", "#", "$ ", "<", "root@", ">>>")) or any(a in stripped for a in ANCHORS):
+        if stripped.startswith(("```", "#", "$ ", "<", "root@", ">>>")) or has_anchor(stripped):
             return False
         after_colon = bool(seg.message) and seg.message[-1].endswith(":")
         if not after_colon and _parse_exc_line(_strip_decor(stripped), lenient=False):
             return False
         if entry.level is None and tb.level is None and entry.process is None:
             # untagged text: inside a code block, or indented under the exception line
-            if _ERROR_LINE.search(stripped[:1000]) and not after_colon:
+            if _is_error_line(stripped) and not after_colon:
                 return False
             indent = len(entry.text) - len(entry.text.lstrip())
             return not seg.message or after_colon or indent > seg.indent or (self.in_fence and indent >= seg.indent)
@@ -272,7 +287,7 @@ class _Extractor:
         if not stripped:
             return
         candidate = _strip_decor(stripped)
-        m = _PYTEST_E.match(candidate)
+        m = _PYTEST_E.match(candidate) if candidate.startswith("E ") else None
         if m:
             candidate = _strip_decor(candidate[m.end():])
         parsed = _parse_exc_line(candidate, lenient=False)
@@ -284,7 +299,7 @@ class _Extractor:
             self.found.append(_Found(exc, i, 1 if ray else rank(type_, msg)))
             self.consumed.add(i)
             return
-        if entry.level in ("ERROR", "CRITICAL", "FATAL") or _ERROR_LINE.search(stripped[:1000]):
+        if entry.level in ("ERROR", "CRITICAL", "FATAL") or _is_error_line(stripped):
             self._error_line(stripped)
 
     def _message_below(self, i: int, entry: LogLine) -> str:
@@ -338,7 +353,8 @@ def _mentions(log: tuple[LogLine, ...]) -> tuple[list[ExceptionInfo], list[Excep
     bare: list[ExceptionInfo] = []
     for entry in log:
         text = entry.text[:_MAX_LINE]
-        if not any(s in text for s in ("Error", "Exception", "Warning", "Exit", "Interrupt", "Failed", "Iteration")):
+        if not ("Error" in text or "Exception" in text or "Warning" in text or "Exit" in text
+                or "Interrupt" in text or "Failed" in text or "Iteration" in text):
             continue
         for m in EXC_MENTION.finditer(text):
             type_ = m.group("type")

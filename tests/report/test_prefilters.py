@@ -1,0 +1,83 @@
+"""The parser's cheap pre-checks (a substring test before a regex) never change what the regex would find."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.report import _ERROR_WORD, _error_word
+from bot.report.cmdline import _PROMPT, _STARTS
+from bot.report.collect_env import LABELS, label_of
+from bot.report.errors import ANCHORS, has_anchor
+from bot.report.hardware import _os_from_prose
+from bot.report.tracebacks import _ERROR_LINE, _is_error_line, _parse_exc_line
+
+# pieces that make the patterns fire, glued at random
+PIECES = ["Error", "error", "Exception", "ValueError", ":", ",", " ", "\n", "\t", "x", "_", "é", "ERROR", "FAILED",
+          "CUDA error: ", "fatal error: ", "Killed", "× ", "core dumped", "Segmentation fault", "undefined symbol: ",
+          "cannot open shared object file", "Engine core initialization failed", "WorkerProc hit an exception",
+          "vllm serve", "docker run", "podman", "vllm chat", "api_server", "vllm.entrypoints.openai.", "$ ", "# ",
+          "PS C:\\> ", "user@host:~$ ", "(venv) ", "C:\\Users\\me> ", "a" * 210, "RuntimeError", "(", ")",
+          "torch.OutOfMemoryError", "PyTorch version", "OS", "  ", "Is debug build"]
+texts = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_error_word_is_the_first_match_of_the_whole_pattern(text):
+    m = _ERROR_WORD.search(text)
+    assert _error_word(text) == (m.start() if m else None)
+
+
+def test_error_word_on_a_body():
+    body = "intro\nno hint here\n" + "x" * 250 + " ValueError: far\n  raise ValueError: near\nend"
+    assert _error_word(body) == body.index("  raise")
+    assert _error_word("nothing to see\n") is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_error_line_check_agrees_with_the_pattern(text):
+    assert _is_error_line(text) == bool(_ERROR_LINE.search(text[:1000]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_anchor_check_agrees_with_the_list(text):
+    assert has_anchor(text) == any(a in text for a in ANCHORS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_exception_line_without_colon(text):
+    line = text.replace("\n", " ")
+    exc = re.compile(r"(?P<type>[A-Za-z_]\w{0,120}(?:\.[A-Za-z_]\w{0,120}){0,10})"
+                     r"(?:\((?P<inner>[A-Za-z_][\w.]{0,200})\))?(?::[ \t]?(?P<msg>.*)|[ \t]*)$")
+    if _parse_exc_line(line, lenient=True) is not None:
+        assert exc.match(line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_command_words_are_in_every_match(text):
+    for pattern, _, words in _STARTS:
+        if pattern.search(text):
+            assert any(w in text for w in words), pattern.pattern
+    if _PROMPT.match(text.lstrip()):
+        assert "$" in text or "#" in text or ">" in text
+
+
+def test_label_first_letters_cover_every_label():
+    for label, key in LABELS.items():
+        assert label_of(f"{label.title()}: x") == (key, "x")
+        assert label_of(f"  {label}    : y") == (key, "y")
+    assert label_of("Zebra version: 1") is None
+
+
+def test_os_from_prose_with_and_without_the_joined_text():
+    cases = [["Ubuntu 22.04 box"], ["running on WSL2"], ["C:\\Users\\me\\venv"], ["File \"D:\\x\\y.py\""],
+             ["/home/me/venv/lib"], ["nothing here"], ["I use a Mac mini"], []]
+    for lines in cases:
+        assert _os_from_prose(lines, "\n".join(lines).lower()) == _os_from_prose(lines)
