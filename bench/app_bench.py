@@ -4,9 +4,10 @@ from a delivery to the fake GitHub holding the labels and the comment.
     .venv/bin/python -m bench.app_bench [--concurrency 50 200] [--deliveries 2000] [--e2e 200]
 
 Ack: `vllm-triage serve` (dry-run, SQLite in a temporary directory, the worker running) on loopback, driven by
-bench/webhook_bench.py's client. End to end: the same server in live mode against the stateful fake GitHub of
-tests/app/fakegithub.py (run in this process, on loopback), real rules; issues are synthetic bug reports with
-a known failure (bench/corpus.py). Sequential: one delivery at a time; burst: all at once.
+bench/webhook_bench.py's client (wrk when installed, else aiohttp). End to end: the same server in live mode
+against the stateful fake GitHub of tests/app/fakegithub.py (run in this process, on loopback), real rules;
+issues are synthetic bug reports with a known failure (bench/corpus.py). Sequential: one delivery at a time;
+burst: all at once.
 """
 
 from __future__ import annotations
@@ -61,16 +62,15 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def ack(concurrency: int, deliveries: int) -> dict[str, Any]:
+def ack(concurrency: int, deliveries: int, client: str = "auto") -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ack-bench-") as tmp:
         proc, url = _server({"GITHUB_WEBHOOK_SECRET": wb.SECRET}, tmp)
         try:
             asyncio.run(wb.wait_up(url, proc))
-            latencies = asyncio.run(wb.run(deliveries + concurrency, concurrency, url))
+            result = wb.measure(deliveries, concurrency, url, client)
         finally:
             _stop(proc)
-    return {"concurrency": concurrency, "deliveries": len(latencies), "p50_ms": _pct(latencies, 0.5),
-            "p99_ms": _pct(latencies, 0.99), "max_ms": max(latencies) * 1000}
+    return {"concurrency": concurrency, **result}
 
 
 async def _e2e(n_seq: int, n_burst: int, seed: int) -> dict[str, Any]:
@@ -145,8 +145,9 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--deliveries", type=int, default=2000)
     ap.add_argument("--e2e", type=int, default=200, help="issues in the end-to-end burst")
+    ap.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
     a = ap.parse_args()
-    out = {"ack": [ack(c, a.deliveries) for c in a.concurrency], "e2e": e2e(20, a.e2e)}
+    out = {"ack": [ack(c, a.deliveries, a.client) for c in a.concurrency], "e2e": e2e(20, a.e2e)}
     print(json.dumps(out, indent=2))
     return 0
 
