@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from bot.decision import Finding
+from bot.dupes.document import IssueDoc, build_doc, prebuilt
 from bot.export import ExportProblem, IssueRecord, read_export
 from bot.report import Report
 from bot.rules import RuleSet
@@ -77,10 +78,11 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
            progress: Callable[[int], None] | None = None, jobs: int = 1) -> ReplaySummary:
     """Each issue is triaged as if just opened: the index holds only the issues created before it.
 
-    With jobs > 1, parsing, rules and labels (which need only the issue) run in that many worker processes,
-    in order; duplicates and the comment (which need the history) stay in this process. Same output."""
+    With jobs > 1, parsing, rules, labels and the duplicate document (which need only the issue) run in that
+    many worker processes, in order; duplicates and the comment (which need the history) stay in this process.
+    Same output."""
     start = time.perf_counter()
-    with _analyses(issues, rules, jobs) as analysed:
+    with _analyses(issues, rules, jobs, docs=index is not None) as analysed:
         for n, (issue, analysis) in enumerate(analysed, 1):
             result = decide(issue.number, analysis, index)
             on_result(issue, result)
@@ -95,29 +97,42 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
 
 
 _WORKER_RULES: RuleSet | None = None
+_WORKER_DOCS = False
 
 
-def _analyse_one(issue: IssueRecord) -> Analysis:
+def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
     assert _WORKER_RULES is not None
-    return analyse(issue.title, issue.body, _WORKER_RULES)
+    analysis = analyse(issue.title, issue.body, _WORKER_RULES)
+    return analysis, build_doc(analysis.report, analysis.findings) if _WORKER_DOCS else None
+
+
+def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> tuple[IssueRecord, Analysis]:
+    analysis, doc = result
+    if doc is not None:
+        prebuilt(analysis.report, analysis.findings, doc)
+    return issue, analysis
 
 
 @contextmanager
-def _analyses(issues: Iterable[IssueRecord], rules: RuleSet,
-              jobs: int) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
+def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
+              docs: bool = False) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
+    """(issue, analysis) in order; with workers, each also builds the issue's duplicate document when `docs`."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield ((issue, analyse(issue.title, issue.body, rules)) for issue in issues)
         return
-    global _WORKER_RULES
+    global _WORKER_RULES, _WORKER_DOCS
     _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
+    _WORKER_DOCS = docs
     issues = list(issues)
     pool = multiprocessing.get_context("fork").Pool(jobs)
     try:
-        yield zip(issues, pool.imap(_analyse_one, issues, chunksize=8), strict=True)
+        yield (_received(issue, result)
+               for issue, result in zip(issues, pool.imap(_analyse_one, issues, chunksize=8), strict=True))
     finally:
         pool.terminate()
         pool.join()
         _WORKER_RULES = None
+        _WORKER_DOCS = False
 
 
 def progress_bar(total: int, stream: TextIO = sys.stderr) -> Callable[[int], None]:

@@ -31,3 +31,29 @@ def test_parallel_replay_matches_sequential():
     assert one == two
     assert s1.labels == s2.labels and s1.diagnoses == s2.diagnoses
     assert any(row["duplicates"] for row in one)  # the history is used in order in both
+
+
+def test_workers_build_the_duplicate_documents(monkeypatch):
+    import bot.dupes.document as document
+
+    built: list[int] = []
+    real = document.field_tokens
+    monkeypatch.setattr(document, "field_tokens", lambda report: built.append(1) or real(report))
+    two, _ = _run(2)
+    assert two and built == []          # every document came from a worker (this counter is the main process's)
+    one, _ = _run(1)
+    assert one == two and len(built) == len(one)
+    assert not document._PREBUILT
+
+
+def test_prebuilt_document_is_used_once_and_only_for_that_report():
+    from bot.dupes.document import IssueDoc, build_doc, prebuilt
+    from bot.report import parse
+
+    report = parse("[Bug]: boom", "ValueError: boom")
+    other = parse("[Bug]: boom", "ValueError: boom")
+    marker = IssueDoc(vector={"marker": 1.0})
+    prebuilt(report, (), marker)
+    assert build_doc(other) != marker
+    assert build_doc(report, ()) is marker
+    assert build_doc(report, ()) == build_doc(other)     # handed over once, then built as usual

@@ -140,7 +140,23 @@ def body_key(report: Report) -> str:
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:24]
 
 
+# Documents built elsewhere for a given Report object (replay builds them in its worker processes), handed
+# over to the next build_doc of that very object. Bounded: an entry nobody asks for is dropped in time.
+_PREBUILT: dict[int, tuple[Report, tuple[Finding, ...], IssueDoc]] = {}
+_MAX_PREBUILT = 64
+
+
+def prebuilt(report: Report, findings: tuple[Finding, ...], doc: IssueDoc) -> None:
+    """`doc` is build_doc(report, findings), made in another process: use it instead of building it again."""
+    while len(_PREBUILT) >= _MAX_PREBUILT:
+        del _PREBUILT[next(iter(_PREBUILT))]
+    _PREBUILT[id(report)] = (report, findings, doc)
+
+
 def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
+    hit = _PREBUILT.pop(id(report), None) if _PREBUILT else None
+    if hit is not None and hit[0] is report and hit[1] == findings:
+        return hit[2]
     fields = field_tokens(report)
     return IssueDoc(
         vector=bm25f_vector(fields),
