@@ -209,8 +209,10 @@ class PostgresStore:
     def __init__(self, url: str, *, clock=time.time, pool_size: int = 10) -> None:
         self.url = url
         self._clock = clock
+        # check: a connection the server dropped (restart, failover, idle timeout) is replaced before use.
         self._pool = AsyncConnectionPool(url, min_size=1, max_size=max(2, pool_size), open=False,
-                                         kwargs={"row_factory": dict_row, "autocommit": False})
+                                         kwargs={"row_factory": dict_row, "autocommit": False},
+                                         check=AsyncConnectionPool.check_connection)
         self._opened = False
 
     async def open(self) -> None:

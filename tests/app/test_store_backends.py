@@ -321,6 +321,24 @@ async def test_state_survives_reopening(database_url):
     await s.close()
 
 
+async def test_postgres_connections_the_server_dropped_are_replaced(pg_url):  # noqa: F811 - fixture
+    """A Postgres restart or an idle timeout kills the pool's connections; the next call still works."""
+    import psycopg
+
+    s = make_store(pg_url + "&application_name=vllm-triage-dropped")
+    await s.migrate()
+    assert await put(s, "before") == "queued"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                               " WHERE application_name = 'vllm-triage-dropped'").fetchone()[0]
+    assert killed >= 1
+    try:
+        assert await put(s, "after") == "queued"
+        assert (await s.delivery_counts())[QUEUED] == 2
+    finally:
+        await s.close()
+
+
 async def test_replicas_migrating_at_once_apply_each_migration_once(database_url):
     stores = [make_store(database_url) for _ in range(3)]
     try:
