@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from bot.decision import Evidence, Finding
 from bot.paths import rules_dir
 from bot.report.model import Report
+from bot.rules.conditions import All, Any_, Condition, ExceptionCond, FrameCond, TextCond
 from bot.rules.errors import RuleError
 from bot.rules.prefilter import Prefilter
 from bot.rules.render import duplicate_key, render, template_context
@@ -34,19 +36,37 @@ class RuleSet:
     _order: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     _prefilter: list[Prefilter] = field(default_factory=list, repr=False, compare=False)
+    # rules that are always evaluated, and per text: prefilter slot -> rules that slot makes possible
+    _gates: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ordered = sorted(self.rules, key=lambda r: (-r.priority, r.id))
         self._order.update({r.id: i for i, r in enumerate(ordered)})
-        self._prefilter.append(Prefilter(s for r in self.rules for s in r.match.sources()))
+        prefilter = Prefilter(s for r in self.rules for s in r.match.sources())
+        self._prefilter.append(prefilter)
+        always: set[int] = set()
+        by_text: dict[str, tuple[dict[int | None, list[int]], list[int]]] = {}
+        for i, rule in enumerate(self.rules):
+            needs = gate(rule.match)
+            if needs is None:
+                always.add(i)
+                continue
+            for pattern, source in needs:
+                slots, every = by_text.setdefault(source, ({}, []))
+                slots.setdefault(prefilter.slot(source, pattern), []).append(i)
+                every.append(i)
+        self._gates.update(always=frozenset(always), by_text=by_text)
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
     def evaluate(self, report: Report) -> tuple[Finding, ...]:
         texts = Texts(report, self._prefilter[0])
+        possible = self._possible(texts)
         fired: dict[str, Finding] = {}
-        for rule in self.rules:
+        for i, rule in enumerate(self.rules):
+            if i not in possible:
+                continue  # the prefilter proved the rule's match cannot hold
             finding = evaluate_rule(rule, report, texts)
             if finding is not None:
                 fired[rule.id] = finding
@@ -54,6 +74,19 @@ class RuleSet:
         findings = [f for rid, f in fired.items() if rid not in dropped]
         findings.sort(key=lambda f: (-f.confidence, self._order.get(f.rule, 0), f.rule))
         return tuple(findings)
+
+    def _possible(self, texts: Texts) -> set[int]:
+        """Indexes of the rules whose gate (see `gate`) the prefilter leaves open: `Texts.may_match` of at least
+        one of its patterns, computed from each text's matched slots instead of rule by rule."""
+        possible = set(self._gates["always"])
+        for source, (slots, every) in self._gates["by_text"].items():
+            result = texts.prefiltered(source)
+            if result is None:
+                possible.update(every)
+                continue
+            matched = result[0]
+            possible.update(*(rules for slot, rules in slots.items() if slot is None or slot in matched))
+        return possible
 
     def _superseded(self, fired: dict[str, Finding]) -> set[str]:
         """Rules dropped because a firing rule supersedes them; in a mutual pair the higher priority wins."""
@@ -68,6 +101,23 @@ class RuleSet:
                 if not mutual or self._order[rid] < self._order[other]:
                     dropped.add(other)
         return dropped
+
+
+def gate(cond: Condition) -> tuple[tuple[Any, str], ...] | None:
+    """(pattern, text) pairs of which at least one must be able to match for `cond` to hold; None: no such set."""
+    if isinstance(cond, TextCond):
+        return ((cond.pattern, cond.source),)
+    if isinstance(cond, ExceptionCond):
+        return ((cond.message, "messages"),) if cond.message is not None else None
+    if isinstance(cond, FrameCond):
+        first = cond.file or cond.function
+        return ((first, "frames"),) if first is not None else None
+    if isinstance(cond, All):
+        return next((g for g in map(gate, cond.items) if g is not None), None)
+    if isinstance(cond, Any_):
+        gates = [gate(c) for c in cond.items]
+        return None if any(g is None for g in gates) else tuple(p for g in gates if g for p in g)
+    return None
 
 
 def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Finding | None:

@@ -39,6 +39,11 @@ class Prefilter:
     def sources(self) -> tuple[str, ...]:
         return tuple(self._sets)
 
+    def slot(self, source: str, pattern: Pattern) -> int | None:
+        """The index `run` reports for the pattern when it can match in text `source` (None: not in the Set)."""
+        entry = self._sets.get(source)
+        return entry[1].get(id(pattern)) if entry is not None else None
+
     def run(self, source: str, data: bytes) -> tuple[set[int], dict[int, int]] | None:
         """(indexes that matched, pattern-id -> index), or None when the source has no Set or the Set failed."""
         entry = self._sets.get(source)

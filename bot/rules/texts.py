@@ -37,13 +37,17 @@ class Texts:
             self._bytes[name] = data
         return data
 
-    def may_match(self, pattern: Any, name: str) -> bool:
-        """False only when the prefilter's single pass over text `name` proved the pattern matches nowhere."""
+    def prefiltered(self, name: str) -> Any:
+        """The prefilter's result over text `name` (see Prefilter.run), computed once; None when unknown."""
         if self.prefilter is None:
-            return True
+            return None
         if name not in self._possible:
             self._possible[name] = self.prefilter.run(name, self.text(name))
-        result = self._possible[name]
+        return self._possible[name]
+
+    def may_match(self, pattern: Any, name: str) -> bool:
+        """False only when the prefilter's single pass over text `name` proved the pattern matches nowhere."""
+        result = self.prefiltered(name)
         if result is None:
             return True
         matched, index = result

@@ -1,0 +1,42 @@
+"""The rule gate: a rule the prefilter rules out would not have fired anyway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.report import parse
+from bot.rules import evaluate_rule, gate, load_rules
+from bot.rules.conditions import All, Any_, KindCond, Not, TextCond
+from bot.rules.texts import Texts
+
+RULES = load_rules()
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _reports():
+    for rule in RULES.rules:
+        for ex in (*rule.examples_match, *rule.examples_no_match):
+            yield parse(ex.title, ex.body)
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.is_file() and path.suffix in (".md", ".log", ".txt"):
+            yield parse(path.stem, path.read_text(errors="replace"))
+
+
+@pytest.mark.parametrize("report", list(_reports()), ids=lambda r: r.title[:40])
+def test_rules_left_out_by_the_gate_do_not_fire(report):
+    texts = Texts(report, RULES._prefilter[0])
+    possible = RULES._possible(texts)
+    for i, rule in enumerate(RULES.rules):
+        if i not in possible:
+            assert evaluate_rule(rule, report, Texts(report)) is None, rule.id
+
+
+def test_gate_shapes():
+    a = TextCond("log", "log", RULES.rules[0].match.patterns()[0]) if RULES.rules[0].match.patterns() else None
+    assert a is not None
+    assert gate(a) == ((a.pattern, "log"),)
+    assert gate(All((KindCond(("bug",)), a))) == ((a.pattern, "log"),)
+    assert gate(Any_((a, KindCond(("bug",))))) is None      # one branch needs no pattern
+    assert gate(Not(a)) is None
