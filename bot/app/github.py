@@ -21,6 +21,7 @@ import gidgethub
 import gidgethub.aiohttp
 from gidgethub import apps
 
+from bot.app.permissions import OPTIONAL, can_act, lacking
 from bot.app.settings import Settings
 from bot.isotime import epoch
 
@@ -161,6 +162,8 @@ class GitHub:
         self._locks: dict[int, asyncio.Lock] = {}
         self._bot_login: str | None = settings.bot_login
         self.tokens_minted = 0
+        self.granted: dict[int, dict[str, Any]] = {}  # installation id -> permissions its last token carried
+        self.app_lacks: list[str] = []  # what GET /app says the App itself is not granted
 
     async def installation(self, installation_id: int) -> GitHubClient:
         lock = self._locks.setdefault(installation_id, asyncio.Lock())
@@ -174,6 +177,7 @@ class GitHub:
                 cached = (answer["token"], expires)
                 self._tokens[installation_id] = cached
                 self.tokens_minted += 1
+                self._note_grant(installation_id, answer.get("permissions"))
             client = self._clients.get(installation_id)
             if client is None:
                 client = GitHubClient(self.session, settings=self.settings, oauth_token=cached[0])
@@ -183,6 +187,43 @@ class GitHub:
 
     def forget_token(self, installation_id: int) -> None:
         self._tokens.pop(installation_id, None)
+
+    def _note_grant(self, installation_id: int, permissions: object) -> None:
+        if not isinstance(permissions, dict):
+            return
+        before = self.granted.get(installation_id)
+        self.granted[installation_id] = permissions
+        if permissions != before and lacking(permissions):
+            log.error("installation %s lacks %s: its issues are triaged in dry-run until an owner accepts "
+                      "the App's permissions", installation_id, ", ".join(lacking(permissions)))
+
+    def can_act(self, installation_id: int | None) -> bool:
+        return installation_id is None or can_act(self.granted.get(installation_id))
+
+    def permission_problems(self) -> dict[str, Any]:
+        """What /healthz shows: what the App and each installation lack (empty when all is well)."""
+        problems: dict[str, Any] = {}
+        if self.app_lacks:
+            problems["app"] = self.app_lacks
+        lacks = {str(i): lacking(g) for i, g in self.granted.items() if lacking(g)}
+        if lacks:
+            problems["installations"] = lacks
+        return problems
+
+    async def check_app(self) -> list[str]:
+        """At start-up: GET /app, the bot's login from its slug, and the permissions the App lacks (logged)."""
+        info = await self.app.getitem("/app")
+        if self._bot_login is None and info.get("slug"):
+            self._bot_login = f"{info['slug']}[bot]"
+        granted = info.get("permissions") if isinstance(info.get("permissions"), dict) else {}
+        self.app_lacks = lacking(granted)
+        if self.app_lacks:
+            log.error("the GitHub App lacks %s (see app.yml): change its permissions on GitHub",
+                      ", ".join(self.app_lacks))
+        for missing in lacking(granted, OPTIONAL):
+            log.warning("the GitHub App lacks %s: per-repository .github/vllm-triage.yml cannot be read, "
+                        "the defaults apply", missing)
+        return self.app_lacks
 
     async def bot_login(self) -> str:
         if self._bot_login is None:

@@ -23,7 +23,7 @@ from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
 from bot.app.store import Store, open_store
-from bot.app.worker import Intake, Worker
+from bot.app.worker import Intake, Worker, describe
 from bot.triage import triage
 
 log = logging.getLogger("vllm_triage.server")
@@ -87,9 +87,10 @@ async def healthz(request: web.Request) -> web.Response:
         counts = await request.app[STORE].delivery_counts()
     except Exception as e:
         return web.json_response({"ok": False, "error": repr(e)}, status=503)
-    settings = request.app[SETTINGS]
+    settings, github = request.app[SETTINGS], request.app[SERVICE].github
+    problems = github.permission_problems() if github is not None else {}
     return web.json_response({"ok": True, "mode": settings.mode, "worker": request.app[WORKER].started,
-                              "deliveries": counts})
+                              "deliveries": counts, **({"permissions_lacking": problems} if problems else {})})
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -161,6 +162,11 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
 
         async def start_worker() -> None:
             # Deliveries are accepted while the rules load; the worker starts once they are ready.
+            if github is not None:
+                try:
+                    await github.check_app()
+                except Exception as e:  # GitHub unreachable now: the worker retries its calls anyway
+                    log.warning("could not read the App's permissions from GitHub: %s", describe(e))
             await app[SERVICE].start()
             app[WORKER].start()
             log.info("worker started (%d concurrent deliveries)", settings.workers)

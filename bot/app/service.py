@@ -108,6 +108,8 @@ class Service:
         gh = await self.client(installation_id)
         config, labels_in_repo = await self.repo_config(gh, repo)
         mode = most_cautious(self.settings.mode, config.mode if gh is not None else "dry-run")
+        if gh is not None and self.github is not None and not self.github.can_act(installation_id):
+            mode, reason = "dry-run", f"{reason} (installation lacks issues: write)"
         issue = await read_issue(gh, repo, number) if gh is not None else IssueView.from_api(payload_issue)
         if issue is None:
             await self._mark(repo, number, "deleted")

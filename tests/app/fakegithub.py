@@ -121,6 +121,9 @@ class FakeGitHub:
         self._ids = itertools.count(1000)
         self.hook_deliveries: list[dict[str, Any]] = []
         self.redelivered: list[int] = []
+        # what GET /app and each installation's tokens report as granted (GitHub's shapes)
+        self.app_permissions: dict[str, str] = {"issues": "write", "metadata": "read", "contents": "read"}
+        self.installation_permissions: dict[int, dict[str, str]] = {}
         self.runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -321,7 +324,8 @@ class FakeGitHub:
 
     async def get_app(self, request: web.Request) -> web.Response:
         self._app_auth(request)
-        return self._json({"id": APP_ID, "slug": APP_SLUG, "name": "vllm-triage (test)"})
+        return self._json({"id": APP_ID, "slug": APP_SLUG, "name": "vllm-triage (test)",
+                           "permissions": self.app_permissions, "events": ["issues", "issue_comment"]})
 
     async def access_token(self, request: web.Request) -> web.Response:
         self._app_auth(request)
@@ -332,7 +336,8 @@ class FakeGitHub:
         expires = time.time() + self.token_lifetime
         self.tokens[token] = (installation, expires)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires))
-        return self._json({"token": token, "expires_at": stamp, "permissions": {"issues": "write"}}, 201)
+        granted = self.installation_permissions.get(installation, self.app_permissions)
+        return self._json({"token": token, "expires_at": stamp, "permissions": granted}, 201)
 
     async def repo_installation(self, request: web.Request) -> web.Response:
         self._app_auth(request)

@@ -197,3 +197,38 @@ async def test_one_installation_token_for_many_deliveries_and_a_new_one_after_ex
     await bot.drain()
     assert issue.labels == ["bug"]
     assert len([c for c in fake.calls if c.path.endswith("/access_tokens")]) == 2
+
+
+async def test_an_installation_without_issues_write_is_triaged_in_dry_run_and_shown_on_healthz(tmp_path, fake,
+                                                                                                make_bot):
+    fake.add_repo(REPO, LABELS)
+    fake.add_repo("org/readonly", LABELS, installation_id=2)
+    fake.installation_permissions[2] = {"issues": "read", "metadata": "read"}  # owner has not accepted the update
+    fake.app_permissions = {"issues": "write", "metadata": "read"}  # contents: read dropped: config not readable
+    bot = await make_bot(live_settings(tmp_path, fake))
+    ok = fake.add_issue(REPO, 1, "[Bug]: ROCm OOM", f"body, {ENV}")
+    ro = fake.add_issue("org/readonly", 1, "[Bug]: ROCm OOM", f"body, {ENV}")
+    await bot.send("issues", issue_payload(REPO, 1, ok.title, ok.body))
+    await bot.send("issues", issue_payload("org/readonly", 1, ro.title, ro.body, installation={"id": 2}))
+    await bot.drain()
+    assert ok.labels == ["bug", "rocm", "memory"] and len(fake.repos[REPO].bot_comments(1)) == 1
+    assert ro.labels == [] and fake.repos["org/readonly"].bot_comments(1) == []
+    assert not [c for c in fake.calls if c.method != "GET" and c.path.startswith("/repos/org/readonly")]
+    [decision] = await bot.get("/api/decisions?repo=org/readonly")
+    assert decision["mode"] == "dry-run" and decision["reason"].endswith("(installation lacks issues: write)")
+    assert decision["plan"]["add_labels"] == ["bug", "rocm", "memory"]  # what it would have done
+    health = await bot.get("/healthz")
+    assert health["permissions_lacking"] == {"installations": {"2": ["issues: write (granted: read)"]}}
+
+
+async def test_the_app_lacking_issues_write_is_reported_at_start(tmp_path, fake, make_bot, caplog):
+    fake.add_repo(REPO, LABELS)
+    fake.app_permissions = {"metadata": "read"}
+    bot = await make_bot(live_settings(tmp_path, fake))
+    await bot.drain()
+    for _ in range(100):
+        if "permissions_lacking" in await bot.get("/healthz"):
+            break
+        await asyncio.sleep(0.05)
+    assert (await bot.get("/healthz"))["permissions_lacking"] == {"app": ["issues: write (granted: none)"]}
+    assert "the GitHub App lacks issues: write (granted: none)" in caplog.text
