@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import sys
@@ -82,7 +83,7 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
     many worker processes, in order; duplicates and the comment (which need the history) stay in this process.
     Same output."""
     start = time.perf_counter()
-    with _analyses(issues, rules, jobs, docs=index is not None) as analysed:
+    with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None) as analysed:
         for n, (issue, analysis) in enumerate(analysed, 1):
             result = decide(issue.number, analysis, index)
             on_result(issue, result)
@@ -94,6 +95,20 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
                 progress(n)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+@contextmanager
+def _long_lived_frozen() -> Iterator[None]:
+    """The rules, the index and the modules outlive the replay: the garbage collector's full passes need not
+    walk them for every few thousand objects an issue allocates (~15% of a process's CPU at 10k history).
+    Frozen before the workers fork, so they (and their copy-on-write pages) are left alone there too."""
+    first = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if first:
+            gc.unfreeze()
 
 
 _WORKER_RULES: RuleSet | None = None
