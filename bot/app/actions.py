@@ -8,6 +8,7 @@ the write and the save is recognised on the next attempt (pending labels, the co
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -114,13 +115,20 @@ async def apply(gh: gidgethub.abc.GitHubAPI, store: Store, repo: str, number: in
         await store.save_issue_state(state)
     action = plan.comment
     if action.kind == "create":
-        created = await gh.post("/repos/{owner}/{repo}/issues/{number}/comments", where, data={"body": action.body})
-        state = replace(state, comment_id=int(created["id"]), comment_sha=sha(action.body))
+        state = replace(state, comment_posted_at=time.time())  # if no answer comes, GitHub may still create it
+        await store.save_issue_state(state)
+        try:
+            created = await gh.post("/repos/{owner}/{repo}/issues/{number}/comments", where,
+                                    data={"body": action.body})
+        except gidgethub.BadRequest:  # a 4xx answer: GitHub refused, nothing was created
+            await store.save_issue_state(replace(state, comment_posted_at=None))
+            raise
+        state = replace(state, comment_id=int(created["id"]), comment_sha=sha(action.body), comment_posted_at=None)
         await store.save_issue_state(state)
     elif action.kind == "edit":
         await gh.patch("/repos/{owner}/{repo}/issues/comments/{comment_id}",
                        {**_split(repo), "comment_id": action.comment_id}, data={"body": action.body})
-        state = replace(state, comment_id=action.comment_id, comment_sha=sha(action.body))
+        state = replace(state, comment_id=action.comment_id, comment_sha=sha(action.body), comment_posted_at=None)
         await store.save_issue_state(state)
     for comment_id in plan.delete_comments:
         try:

@@ -2,7 +2,8 @@
 
 Retries happen inside one call only when repeating it cannot duplicate an effect (reads, label adds,
 edits, deletes, token requests). Creating a comment is never repeated blindly: the delivery fails, and
-the next attempt re-reads the comments and finds the one that may have been created after all.
+the next attempt re-reads the comments and finds the one that may have been created after all (or waits,
+see Service._wait_for_an_unanswered_comment, while GitHub may still be creating it).
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ _IDEMPOTENT_POSTS = (re.compile(r"/issues/\d+/labels$"), re.compile(r"/access_to
 
 
 class RetryLater(Exception):
-    """Waiting for this rate limit inside the worker would take too long: release the delivery until then."""
+    """Waiting inside the worker would take too long (a rate limit, a write GitHub may still be carrying out):
+    release the delivery until then, without counting a failed attempt."""
 
-    def __init__(self, wait: float, why: str) -> None:
+    def __init__(self, wait: float, why: str, outcome: str = "rate-limited") -> None:
         super().__init__(f"{why}: retry in {wait:.1f}s")
         self.wait = wait
+        self.outcome = outcome
 
 
 class TransientError(Exception):

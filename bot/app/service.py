@@ -8,13 +8,14 @@ duplicate indexes.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from bot.app.actions import IssueView, apply, bot_comments, read_config, read_issue, repo_labels
 from bot.app.core import CoreRunner
-from bot.app.github import GitHub, GitHubClient
+from bot.app.github import GitHub, GitHubClient, RetryLater
 from bot.app.metrics import Metrics
 from bot.app.plan import plan as make_plan
 from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
@@ -102,6 +103,17 @@ class Service:
 
     # -- what the handlers call ------------------------------------------------------------------------
 
+    def _wait_for_an_unanswered_comment(self, state: IssueState, action: str) -> None:
+        """A comment POST that got no answer may still be created by GitHub: posting again before it could
+        show up in the list would make a second comment, so the delivery waits until then."""
+        if action != "create" or state.comment_posted_at is None:
+            return
+        until = state.comment_posted_at + self.settings.http_timeout + self.settings.comment_settle_seconds
+        if time.time() < until:
+            raise RetryLater(until - time.time(), f"{state.repo}#{state.number}: a comment posted at "
+                             f"{state.comment_posted_at:.0f} got no answer and may still appear",
+                             outcome="waiting-for-comment")
+
     async def triage_issue(self, *, repo: str, number: int, installation_id: int | None,
                            payload_issue: dict[str, Any], delivery_id: str | None, reason: str,
                            force: bool = False) -> dict[str, Any] | None:
@@ -126,6 +138,8 @@ class Service:
         result = await self.core("triage", repo, issue, rejected, config.enabled("duplicates"), suppressed)
         labels, comment = adjust(result, config)
         existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
+        if existing:
+            state = replace(state, comment_posted_at=None)
         the_plan = make_plan(topics=labels, comment=comment, current_labels=issue.labels, bot_comments=existing,
                              state=state, config=config, repo_labels=labels_in_repo)
         record = {**the_plan.as_dict(), "decision": summary(result, labels, comment),
@@ -135,6 +149,7 @@ class Service:
             await self.store.record_decision(delivery_id, repo, number, mode, reason, record, applied=False)
             self.metrics.inc("vllm_triage_decisions_total", mode=mode)
             return record
+        self._wait_for_an_unanswered_comment(state, the_plan.comment.kind)
         try:
             new_state = await apply(gh, self.store, repo, number, the_plan) if gh is not None else the_plan.state
         except Exception as e:

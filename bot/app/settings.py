@@ -46,6 +46,7 @@ class Settings:
     http_retries: int = 4                       # per GitHub call, for 5xx / rate limits on idempotent calls
     http_backoff_seconds: float = 1.0
     http_timeout: float = 30.0
+    comment_settle_seconds: float = 10.0        # after a comment POST's timeout + this, GitHub shows it or never will
     config_cache_seconds: float = 120.0
     max_body_bytes: int = 25 * 1024 * 1024
     poll_interval: float = 0.5
@@ -145,6 +146,7 @@ def from_env(env: Mapping[str, str] | None = None, **overrides: object) -> Setti
         http_retries=int(_env_float(env, "VLLM_TRIAGE_HTTP_RETRIES", 4)),
         http_backoff_seconds=_env_float(env, "VLLM_TRIAGE_HTTP_BACKOFF_SECONDS", 1.0),
         http_timeout=_env_float(env, "VLLM_TRIAGE_HTTP_TIMEOUT", 30.0),
+        comment_settle_seconds=_env_float(env, "VLLM_TRIAGE_COMMENT_SETTLE_SECONDS", 10.0),
         config_cache_seconds=_env_float(env, "VLLM_TRIAGE_CONFIG_CACHE_SECONDS", 120.0),
         poll_interval=_env_float(env, "VLLM_TRIAGE_POLL_INTERVAL", 0.5),
     )

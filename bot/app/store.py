@@ -111,6 +111,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX deliveries_queue ON deliveries (status, received_at);
     CREATE INDEX deliveries_lease ON deliveries (status, lease_until);
     """,
+    # 6: when a comment POST went out whose answer never came (GitHub may still create that comment)
+    """
+    ALTER TABLE issue_state ADD COLUMN comment_posted_at REAL;
+    """,
 )
 
 
@@ -144,6 +148,7 @@ class IssueState:
     comment_sha: str | None = None
     last_decision: dict[str, Any] | None = None
     state: str = "open"
+    comment_posted_at: float | None = None  # a comment POST was sent and its answer not yet seen
 
 
 @dataclass(frozen=True)
@@ -220,14 +225,15 @@ def issue_state_from_row(row: Row) -> IssueState:
                       labels_suppressed=json.loads(row["labels_suppressed"]),
                       comment_id=row["comment_id"], comment_sha=row["comment_sha"],
                       last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
-                      state=row["state"])
+                      state=row["state"], comment_posted_at=row["comment_posted_at"])
 
 
 def issue_state_params(state: IssueState, now: float) -> tuple:
     """The values of an issue_state row, in the column order of the INSERT both stores use."""
     return (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
             json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
-            json.dumps(state.last_decision) if state.last_decision is not None else None, state.state, now)
+            json.dumps(state.last_decision) if state.last_decision is not None else None, state.state, now,
+            state.comment_posted_at)
 
 
 def delivery_from_row(row: Row) -> Delivery:
@@ -267,11 +273,12 @@ def installation_from_row(r: Row) -> dict[str, Any]:
 def save_issue_state_sql(ph: str) -> str:
     """The upsert of `Store.save_issue_state`; `ph` is the driver's placeholder (`?` or `%s`)."""
     return ("INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
-            f" comment_sha, last_decision, state, updated_at) VALUES ({','.join([ph] * 10)})"
+            f" comment_sha, last_decision, state, updated_at, comment_posted_at) VALUES ({','.join([ph] * 11)})"
             " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
             " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
             " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
-            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at")
+            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at,"
+            " comment_posted_at = excluded.comment_posted_at")
 
 
 def decisions_query(ph: str, repo: str | None, number: int | None, limit: int) -> tuple[str, tuple]:

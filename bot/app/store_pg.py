@@ -177,6 +177,10 @@ PG_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, key, number)
     );
     """,
+    # 6: when a comment POST went out whose answer never came (GitHub may still create that comment)
+    """
+    ALTER TABLE issue_state ADD COLUMN comment_posted_at DOUBLE PRECISION;
+    """,
 )
 
 

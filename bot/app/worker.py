@@ -145,10 +145,11 @@ class Worker:
                 if unauthorised and github is not None and delivery.installation_id:
                     github.forget_token(delivery.installation_id)
             error_text = "; ".join(f"{name}: {describe(e)}" for name, e in failures)
-            waits = [e.wait for _, e in failures if isinstance(e, RetryLater)]
-            if waits and len(waits) == len(failures):
-                await self.store.retry(delivery.id, worker, error_text, time.time() + max(waits), count_attempt=False)
-                outcome = "rate-limited"
+            later = [e for _, e in failures if isinstance(e, RetryLater)]
+            if later and len(later) == len(failures):
+                await self.store.retry(delivery.id, worker, error_text, time.time() + max(e.wait for e in later),
+                                       count_attempt=False)
+                outcome = later[0].outcome
             elif delivery.attempts >= self.settings.max_attempts:
                 await self.store.park(delivery.id, worker, error_text)
                 log.error("delivery %s (%s.%s %s#%s) parked after %d attempts: %s", delivery.id, delivery.event,

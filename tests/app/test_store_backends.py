@@ -300,7 +300,7 @@ async def test_state_survives_reopening(database_url):
         assert versions == len(PG_MIGRATIONS)
     await put(s, "a")
     await s.save_issue_state(IssueState("o/r", 1, labels_added=["bug"], labels_suppressed=["rocm"], comment_id=9,
-                                        last_decision={"labels": ["bug"]}))
+                                        last_decision={"labels": ["bug"]}, comment_posted_at=1234.5))
     await s.add_feedback("o/r", 1, "not-duplicate", 3, "alice", "d1")
     await s.add_feedback("o/r", 1, "not-duplicate", 3, "alice", "d1")  # the same delivery again
     await s.upsert_installation(5, "org", "Organization", ["org/a"])
@@ -310,7 +310,7 @@ async def test_state_survives_reopening(database_url):
     assert await s.migrate() == versions  # nothing left to apply
     state = await s.issue_state("o/r", 1)
     assert state.labels_added == ["bug"] and state.labels_suppressed == ["rocm"] and state.comment_id == 9
-    assert state.last_decision == {"labels": ["bug"]}
+    assert state.last_decision == {"labels": ["bug"]} and state.comment_posted_at == 1234.5
     assert await s.issue_state("o/r", 2) is None
     assert len(await s.feedback("o/r", 1)) == 1
     [inst] = await s.installations()
