@@ -24,6 +24,8 @@ The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`
 from __future__ import annotations
 
 import re
+import re._constants as sre
+import re._parser as sre_parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -308,8 +310,50 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.ASCII)
 
 
+def needles(pattern: str) -> tuple[str, ...] | None:
+    """Lower-case strings of which every match of the case-insensitive `pattern` contains one (None: no such
+    set found). A text whose lower-cased form holds none of them cannot match, so the search is skipped."""
+    found = _required(sre_parse.parse(pattern, re.IGNORECASE | re.ASCII))
+    return tuple(sorted(found)) if found else None
+
+
+def _required(items: Any) -> set[str] | None:
+    options: list[set[str]] = []
+    run = ""
+    for op, av in items:
+        if op is sre.LITERAL:     # consecutive literals match consecutive characters
+            run += chr(av).lower()
+            continue
+        if run:
+            options.append({run})
+            run = ""
+        need = None
+        if op is sre.SUBPATTERN:
+            need = _required(av[-1])
+        elif op is sre.BRANCH:
+            branches = [_required(b) for b in av[1]]
+            need = set().union(*branches) if all(branches) else None
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:
+            need = _required(av[2])
+        if need:                  # anything else (classes, anchors, lookarounds, optional parts) requires nothing
+            options.append(need)
+    if run:
+        options.append({run})
+    if not options:
+        return None
+    # a string holding another one of the same set adds nothing; the best set has the longest shortest string
+    options = [{n for n in o if not any(m != n and m in n for m in o)} for o in options]
+    return max(options, key=lambda o: (min(map(len, o)), -len(o)))
+
+
+def _may_match(low: str, strings: tuple[str, ...] | None) -> bool:
+    return strings is None or any(s in low for s in strings)
+
+
 _WORDS = [(w, _compile(w.pattern)) for w in WORDS]
 _FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
+_WORD_NEEDLES = [needles(w.pattern) for w in WORDS]
+_FAILURE_NEEDLES = [needles(p.pattern) for p in FAILURE]
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern)) for f in FRAMES]
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
@@ -432,19 +476,21 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     title = report.title_text or ""
     if _placeholder_title(title) and lines:
         title = lines[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
-    for word, rx in _WORDS:
-        if title and rx.search(title):
+    title_low, prose_low = title.lower(), prose.lower()
+    for (word, rx), need in zip(_WORDS, _WORD_NEEDLES, strict=True):
+        if title and _may_match(title_low, need) and rx.search(title):
             s.add(word.topic, "title", word.title)
-        if prose and rx.search(prose):
+        if prose and _may_match(prose_low, need) and rx.search(prose):
             s.add(word.topic, "prose", word.prose)
 
     for text in _failure_texts(report):
-        for pat, rx in _FAILURE:
-            if rx.search(text):
+        low = text.lower()
+        for (pat, rx), need in zip(_FAILURE, _FAILURE_NEEDLES, strict=True):
+            if _may_match(low, need) and rx.search(text):
                 s.add(pat.topic, "failure", pat.weight)
     if title:  # titles often quote the error; only the unambiguous failure patterns count there
-        for pat, rx in _FAILURE:
-            if pat.weight >= THRESHOLD and rx.search(title):
+        for (pat, rx), need in zip(_FAILURE, _FAILURE_NEEDLES, strict=True):
+            if pat.weight >= THRESHOLD and _may_match(title_low, need) and rx.search(title):
                 s.add(pat.topic, "title", pat.weight)
     root = report.root_cause
     if root is not None:
