@@ -12,7 +12,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -307,14 +307,53 @@ def empty_counts() -> dict[str, int]:
     return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
 
 
-def _answer(batch: list[tuple[tuple, asyncio.Future[str]]], outcomes: list[str | Exception]) -> None:
-    for (_, answer), outcome in zip(batch, outcomes, strict=True):
-        if answer.done():  # the caller went away; the delivery is recorded all the same
-            continue
-        if isinstance(outcome, Exception):
-            answer.set_exception(outcome)
-        else:
-            answer.set_result(outcome)
+class GroupCommit:
+    """Webhook intake: the deliveries recorded in one turn of the event loop share one transaction, and each
+    caller is answered only after it committed (a burst costs one commit, not one per delivery). If the batch
+    fails, each delivery is tried in a transaction of its own, so one bad row fails only its own caller."""
+
+    def __init__(self, record: Callable[[list[tuple]], Awaitable[list[str]]]) -> None:
+        self._record = record  # rows -> outcomes, in one transaction
+        self._waiting: list[tuple[tuple, asyncio.Future[str]]] = []
+        self._running: set[asyncio.Task] = set()
+
+    async def submit(self, row: tuple) -> str:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        self._waiting.append((row, answer))
+        if len(self._waiting) == 1:
+            loop.call_soon(self._start)
+        return await answer
+
+    def _start(self) -> None:
+        batch, self._waiting = self._waiting, []
+        if batch:
+            task = asyncio.ensure_future(self._commit(batch))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
+    async def _commit(self, batch: list[tuple[tuple, asyncio.Future[str]]]) -> None:
+        try:
+            outcomes: list[str | Exception] = list(await self._record([row for row, _ in batch]))
+        except Exception:
+            outcomes = []
+            for row, _ in batch:
+                try:
+                    outcomes += await self._record([row])
+                except Exception as error:
+                    outcomes.append(error)
+        for (_, answer), outcome in zip(batch, outcomes, strict=True):
+            if answer.done():  # the caller went away; the delivery is recorded all the same
+                continue
+            if isinstance(outcome, Exception):
+                answer.set_exception(outcome)
+            else:
+                answer.set_result(outcome)
+
+    async def drain(self) -> None:
+        self._start()
+        while self._running:
+            await asyncio.gather(*self._running, return_exceptions=True)
 
 
 class SqliteStore:
@@ -331,7 +370,7 @@ class SqliteStore:
         # NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), not a power cut.
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.execute("PRAGMA busy_timeout=30000")
-        self._intake: list[tuple[tuple, asyncio.Future[str]]] = []  # deliveries waiting for the next commit
+        self._intake = GroupCommit(self._record_batch)
 
     # -- schema ---------------------------------------------------------------------------------------
 
@@ -356,7 +395,7 @@ class SqliteStore:
         return len(MIGRATIONS)
 
     async def close(self) -> None:
-        self._commit_intake()
+        await self._intake.drain()
         self._db.close()
 
     # -- deliveries -----------------------------------------------------------------------------------
@@ -366,39 +405,16 @@ class SqliteStore:
         """'queued' for a new delivery, 'requeued' for a redelivery of a parked or waiting one,
         'duplicate' when it is already done or being processed (nothing happens then).
 
-        Group commit: the deliveries recorded in one turn of the event loop share one transaction, and each
-        caller returns only after that transaction committed (a burst costs one commit, not one per delivery).
+        Deliveries arriving together share one transaction (GroupCommit).
         """
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[str] = loop.create_future()
-        self._intake.append(((delivery_id, event, action, repo, issue_number, installation_id, payload,
-                              self._clock()), answer))
-        if len(self._intake) == 1:
-            loop.call_soon(self._commit_intake)
-        return await answer
+        return await self._intake.submit((delivery_id, event, action, repo, issue_number, installation_id, payload,
+                                          self._clock()))
 
-    def _commit_intake(self) -> None:
-        batch, self._intake = self._intake, []
-        if not batch:
-            return
-        try:
-            outcomes: list[str | Exception] = list(self._in_transaction(batch))
-        except Exception:
-            # One bad delivery must not fail the others: fall back to a transaction each.
-            for item in batch:
-                try:
-                    outcomes = list(self._in_transaction([item]))
-                except Exception as error:
-                    outcomes = [error]
-                _answer([item], outcomes)
-            return
-        _answer(batch, outcomes)
-
-    def _in_transaction(self, batch: list[tuple[tuple, asyncio.Future[str]]]) -> list[str]:
+    async def _record_batch(self, rows: list[tuple]) -> list[str]:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            outcomes = [self._record_one(*row) for row, _ in batch]
+            outcomes = [self._record_one(*row) for row in rows]
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -36,6 +36,7 @@ from bot.app.store import (
     RUNNING,
     DecisionRecord,
     Delivery,
+    GroupCommit,
     IssueState,
     claimed_delivery,
     decision_from_row,
@@ -54,6 +55,7 @@ from bot.app.store import (
 
 MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the advisory lock key held while migrating
 CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
+INSERT_ROWS = 500                         # deliveries per multi-row INSERT of one group commit
 
 PG_MIGRATIONS: tuple[str, ...] = (
     # 1: the delivery queue
@@ -218,6 +220,7 @@ class PostgresStore:
                                          kwargs={"row_factory": dict_row, "autocommit": False},
                                          check=AsyncConnectionPool.check_connection)
         self._opened = False
+        self._intake = GroupCommit(self._record_batch)
 
     async def open(self) -> None:
         if not self._opened:
@@ -247,6 +250,7 @@ class PostgresStore:
         return len(PG_MIGRATIONS)
 
     async def close(self) -> None:
+        await self._intake.drain()
         if self._opened:
             await self._pool.close()
             self._opened = False
@@ -255,26 +259,46 @@ class PostgresStore:
 
     async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
                               issue_number: int | None, installation_id: int | None, payload: str) -> str:
-        now = self._clock()
+        return await self._intake.submit((delivery_id, event, action, repo, issue_number, installation_id, payload,
+                                          self._clock()))
+
+    async def _record_batch(self, rows: list[tuple]) -> list[str]:
+        """Multi-row INSERTs for the whole batch; the ids they did not insert are redeliveries, settled one by
+        one (a delivery sent twice in one batch is queued once, then a duplicate). Rows are locked in id order
+        so that two batches holding the same ids cannot deadlock."""
+        order = sorted(range(len(rows)), key=lambda i: (rows[i][0], i))
+        values = [(d, event, action, repo, number, issue_key(repo, number), inst, payload, now, QUEUED, now)
+                  for d, event, action, repo, number, inst, payload, now in (rows[i] for i in order)]
+        inserted: set[str] = set()
         async with self._conn() as conn:
-            inserted = await (await conn.execute(
-                "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
-                " payload, received_at, status, attempts, not_before) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s)"
-                " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (delivery_id, event, action, repo, issue_number, issue_key(repo, issue_number), installation_id,
-                 payload, now, QUEUED, now))).fetchone()
-            if inserted is not None:
-                return "queued"
-            row = await (await conn.execute("SELECT status, attempts FROM deliveries WHERE id = %s FOR UPDATE",
-                                            (delivery_id,))).fetchone()
-            if row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
-                await conn.execute(
-                    "UPDATE deliveries SET status = %s, attempts = 0, not_before = %s, claimed_by = NULL,"
-                    " lease_until = NULL, payload = %s, redeliveries = redeliveries + 1 WHERE id = %s",
-                    (QUEUED, now, payload, delivery_id))
-                return "requeued"
-            await conn.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = %s", (delivery_id,))
-            return "duplicate"
+            for start in range(0, len(values), INSERT_ROWS):
+                chunk = values[start:start + INSERT_ROWS]
+                inserted |= {r["id"] for r in await (await conn.execute(
+                    "INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, installation_id,"
+                    " payload, received_at, status, attempts, not_before) VALUES "
+                    + ",".join(["(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s)"] * len(chunk))
+                    + " ON CONFLICT (id) DO NOTHING RETURNING id", [v for row in chunk for v in row])).fetchall()}
+            outcomes = [""] * len(rows)
+            for i in order:
+                delivery_id, _, _, _, _, _, payload, now = rows[i]
+                if delivery_id in inserted:
+                    inserted.discard(delivery_id)
+                    outcomes[i] = "queued"
+                else:
+                    outcomes[i] = await self._redelivered(conn, delivery_id, payload, now)
+            return outcomes
+
+    async def _redelivered(self, conn: AsyncConnection, delivery_id: str, payload: str, now: float) -> str:
+        row = await (await conn.execute("SELECT status, attempts FROM deliveries WHERE id = %s FOR UPDATE",
+                                        (delivery_id,))).fetchone()
+        if row["status"] == PARKED or (row["status"] == QUEUED and row["attempts"] > 0):
+            await conn.execute(
+                "UPDATE deliveries SET status = %s, attempts = 0, not_before = %s, claimed_by = NULL,"
+                " lease_until = NULL, payload = %s, redeliveries = redeliveries + 1 WHERE id = %s",
+                (QUEUED, now, payload, delivery_id))
+            return "requeued"
+        await conn.execute("UPDATE deliveries SET redeliveries = redeliveries + 1 WHERE id = %s", (delivery_id,))
+        return "duplicate"
 
     async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None:
         """Lease the oldest ready delivery whose issue has no other delivery in flight (see the module doc)."""
