@@ -83,14 +83,37 @@ def _offsets(body: str, commands: tuple[Command, ...]) -> tuple[int, ...]:
     out = []
     start = 0
     for c in commands:
-        words = c.raw.split()[:8]
-        # continuation backslashes and line breaks sit between the words of a multi-line command
-        rx = re.compile(r"[\s\\]+".join(re.escape(w[:200]) for w in words)) if words else None
-        m = (rx.search(body, start) or rx.search(body)) if rx else None
-        out.append(m.start() if m else -1)
+        words = [w[:200] for w in c.raw.split()[:8]]
+        m = (_find_words(body, words, start) or _find_words(body, words, 0)) if words else None
+        out.append(m[0] if m else -1)
         if m:
-            start = m.end()
+            start = m[1]
     return tuple(out)
+
+
+# continuation backslashes and line breaks sit between the words of a multi-line command
+_WORD_GAP = re.compile(r"[\s\\]+")
+
+
+def _find_words(body: str, words: list[str], start: int) -> tuple[int, int] | None:
+    """(start, end) of the first place at or after `start` where the words follow each other with only blanks and
+    backslashes between them; the search of the words joined by _WORD_GAP, without compiling a pattern per command."""
+    if any(w[:1] == "\\" for w in words[1:]):   # a gap could end inside such a word: let the regex backtrack
+        m = re.compile(r"[\s\\]+".join(re.escape(w) for w in words)).search(body, start)
+        return (m.start(), m.end()) if m else None
+    first, rest = words[0], words[1:]
+    at = body.find(first, start)
+    while at >= 0:
+        end = at + len(first)
+        for w in rest:
+            gap = _WORD_GAP.match(body, end)
+            if gap is None or not body.startswith(w, gap.end()):
+                break
+            end = gap.end() + len(w)
+        else:
+            return at, end
+        at = body.find(first, at + 1)
+    return None
 
 
 _ERROR_WORD = re.compile(r"^[^\n]{0,200}?\b(\w*Error|error|Exception)\b ?[:,]", re.MULTILINE)

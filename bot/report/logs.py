@@ -73,9 +73,7 @@ def _compose_names(raw_lines: list[str]) -> frozenset[str]:
 def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogLine:
     if "\x1b" in line or "[" in line:
         line = _ANSI.sub("", line) if ("\x1b" in line or "m" in line) else line
-    rest = line
-    indent_len = len(rest) - len(rest.lstrip(" \t"))
-    body = rest[indent_len:]
+    body = line.lstrip(" \t")
     c = body[:1]
     if not (compose or c in ("(", "[", ">") or c.isdigit() or (groups and c in "|+")
             or (c.isupper() and (body.startswith(LEVELS) or body[3:4] == " "))):
@@ -87,7 +85,7 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
     level = where = None
     stripped_any = False
     for _ in range(_MAX_STRIPS):
-        m = _PROC.match(body)
+        m = _PROC.match(body) if body[:1] == "(" else None
         if m:
             name = (m.group("name") or "").strip()
             tags.append((name, int(m.group("pid"))))

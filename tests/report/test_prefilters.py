@@ -81,3 +81,17 @@ def test_os_from_prose_with_and_without_the_joined_text():
              ["/home/me/venv/lib"], ["nothing here"], ["I use a Mac mini"], []]
     for lines in cases:
         assert _os_from_prose(lines, "\n".join(lines).lower()) == _os_from_prose(lines)
+
+
+GAP_PIECES = ["vllm", "serve", "--tp", "2", " ", "\\", "\n", "  ", "\\\n", "x", "\t", "\u3000", "\\x"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(GAP_PIECES), max_size=25).map("".join),
+       st.lists(st.sampled_from(["vllm", "serve", "--tp", "2", "\\x", "x"]), min_size=1, max_size=4),
+       st.integers(min_value=0, max_value=40))
+def test_command_words_found_like_the_joined_pattern(body, words, start):
+    from bot.report import _find_words
+
+    m = re.compile(r"[\s\\]+".join(re.escape(w) for w in words)).search(body, start)
+    assert _find_words(body, words, start) == ((m.start(), m.end()) if m else None)
