@@ -22,6 +22,7 @@ from bot.report.model import Report
 MARKER = "<!-- vllm-triage:comment -->"
 TEMPLATES_DIR = templates_dir()
 TEMPLATE = "comment.md.j2"
+CLEARED_TEMPLATE = "cleared.md.j2"
 MIN_CONFIDENCE = 0.5          # findings below this are shown to maintainers only, never commented
 MAX_FINDINGS = 3
 MAX_DUPLICATES = 3
@@ -145,6 +146,11 @@ def render_comment(
     if len(body) > MAX_COMMENT:
         body = body[:MAX_COMMENT].rsplit("\n", 1)[0] + "\n\n…"
     return f"{MARKER}\n{body}"
+
+
+def render_cleared() -> str:
+    """What the bot comment is edited to when a re-triage has nothing to say any more (nothing from the issue)."""
+    return f"{MARKER}\n" + _tidy(_environment(str(TEMPLATES_DIR)).get_template(CLEARED_TEMPLATE).render())
 
 
 def _tidy(text: str) -> str:

@@ -4,7 +4,8 @@ before and the repository's config. Pure: no I/O, so dry-run, shadow and live sh
 Label rules: only labels the repository allows; never add a label a human removed after the bot added it
 (or removed by hand at any time); only ever remove labels the bot itself added; never close anything.
 Comment rules: exactly one bot comment, found by its hidden marker; created once, edited only when its text
-changes, extra copies (from a crash or a race) deleted.
+changes (to a short "cleared" note when an edit leaves nothing to say), extra copies (from a crash or a race)
+deleted.
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ def wanted_labels(topics: Sequence[str], config: RepoConfig,
 
 def plan(*, topics: Sequence[str], comment: str | None, current_labels: Sequence[str],
          bot_comments: Sequence[BotComment], state: IssueState, config: RepoConfig,
-         repo_labels: Iterable[str] | None = None) -> Plan:
+         repo_labels: Iterable[str] | None = None, cleared: str | None = None) -> Plan:
+    """`cleared`: the text an existing bot comment gets when `comment` is None (the issue was edited and
+    nothing is left to say); without it an existing comment is left as it is."""
     state = reconcile(state, current_labels)
     current = set(current_labels)
     skipped: list[tuple[str, str]] = []
@@ -120,6 +123,8 @@ def plan(*, topics: Sequence[str], comment: str | None, current_labels: Sequence
         remove = [label for label in state.labels_added if label in current and label not in wanted]
 
     body = comment if config.enabled("comment") else None
+    if body is None and cleared is not None and bot_comments and config.enabled("comment"):
+        body = cleared
     if body is not None and MARKER not in body:
         body = f"{MARKER}\n{body}"
     ordered = sorted(bot_comments, key=lambda c: c.id)

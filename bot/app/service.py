@@ -21,7 +21,7 @@ from bot.app.plan import plan as make_plan
 from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
 from bot.app.settings import Settings, most_cautious
 from bot.app.store import IssueState, Store
-from bot.comment import render_comment
+from bot.comment import render_cleared, render_comment
 from bot.dashboard.record import issue_meta, triage_detail
 from bot.labels import topic_labels
 from bot.triage import Triage, triage
@@ -141,7 +141,7 @@ class Service:
         if existing:
             state = replace(state, comment_posted_at=None)
         the_plan = make_plan(topics=labels, comment=comment, current_labels=issue.labels, bot_comments=existing,
-                             state=state, config=config, repo_labels=labels_in_repo)
+                             state=state, config=config, repo_labels=labels_in_repo, cleared=render_cleared())
         record = {**the_plan.as_dict(), "decision": summary(result, labels, comment),
                   "issue": issue_meta(issue.title, issue.created_at, issue.url, issue.labels),
                   "config_errors": list(config.errors)}

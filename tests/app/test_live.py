@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
 from bot.app.server import STORE
-from bot.comment import MARKER
+from bot.comment import MARKER, render_cleared
+from bot.triage import Triage
 
 from .conftest import comment_payload, issue_payload, live_settings
 from .fakegithub import BOT_LOGIN
-from .faketriage import expected_comment
+from .faketriage import expected_comment, fake_triage
 
 REPO = "vllm-project/vllm"
 LABELS = ["bug", "rocm", "cuda", "memory", "needs-info", "usage", "question"]
@@ -232,3 +234,29 @@ async def test_the_app_lacking_issues_write_is_reported_at_start(tmp_path, fake,
         await asyncio.sleep(0.05)
     assert (await bot.get("/healthz"))["permissions_lacking"] == {"app": ["issues: write (granted: none)"]}
     assert "the GitHub App lacks issues: write (granted: none)" in caplog.text
+
+
+async def test_an_edit_that_leaves_nothing_to_say_clears_the_comment(tmp_path, fake, make_bot):
+    def triage_until_fixed(number, title, body, rules, similar=None):
+        result = fake_triage(number, title, body, rules, similar)
+        if "collect_env" in body:  # the reporter filled in the environment: nothing left to ask or explain
+            return Triage(number, result.report, replace(result.decision, comment=None))
+        return result
+
+    fake.add_repo(REPO, LABELS)
+    bot = await make_bot(live_settings(tmp_path, fake), triage_fn=triage_until_fixed)
+    issue = fake.add_issue(REPO, 8, "[Bug]: crash", "crash, no env")
+    await bot.send("issues", issue_payload(REPO, 8, issue.title, issue.body))
+    await bot.drain()
+    [comment] = fake.repos[REPO].bot_comments(8)
+    assert issue.labels == ["bug", "needs-info"] and "Triage of #8" in comment.body
+    issue.body = f"crash, {ENV}"
+    await bot.send("issues", issue_payload(REPO, 8, issue.title, issue.body, action="edited",
+                                          changes={"body": {"from": "crash, no env"}}))
+    await bot.drain()
+    [comment] = fake.repos[REPO].bot_comments(8)
+    assert comment.body == render_cleared() and issue.labels == ["bug"]
+    await bot.send("issues", issue_payload(REPO, 8, issue.title, issue.body, action="edited",
+                                          changes={"body": {"from": "crash, no env"}}))
+    await bot.drain()
+    assert [c.method for c in fake.writes() if "comments" in c.path] == ["POST", "PATCH"]  # cleared once

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.app.plan import BotComment, plan, reconcile
 from bot.app.repo_config import DEFAULT, parse_config
 from bot.app.store import IssueState
-from bot.comment import MARKER
+from bot.comment import MARKER, render_cleared
 
 BODY = f"{MARKER}\nhello"
 
@@ -79,7 +79,26 @@ def test_a_deleted_comment_is_not_posted_again_and_a_missing_marker_is_added():
     assert p.comment.body.startswith(MARKER)
 
 
-def test_no_comment_leaves_the_existing_one():
+def test_nothing_left_to_say_clears_the_existing_comment_and_never_posts_one():
+    cleared = render_cleared()
+    p = plan(topics=[], comment=None, current_labels=[], bot_comments=[BotComment(5, BODY)], state=state(),
+             config=DEFAULT, cleared=cleared)
+    assert (p.comment.kind, p.comment.comment_id, p.comment.body) == ("edit", 5, cleared)
+    p = plan(topics=[], comment=None, current_labels=[], bot_comments=[BotComment(5, cleared)],
+             state=state(comment_id=5), config=DEFAULT, cleared=cleared)
+    assert p.empty  # already cleared
+    p = plan(topics=[], comment=None, current_labels=[], bot_comments=[], state=state(), config=DEFAULT,
+             cleared=cleared)
+    assert p.empty  # no comment to clear: none is posted
+    no_comments = parse_config("features:\n  comment: false\n")
+    p = plan(topics=[], comment=None, current_labels=[], bot_comments=[BotComment(5, BODY)], state=state(),
+             config=no_comments, cleared=cleared)
+    assert p.empty  # comments switched off: the old one is left alone
     p = plan(topics=[], comment=None, current_labels=[], bot_comments=[BotComment(5, BODY)], state=state(),
              config=DEFAULT)
-    assert p.empty
+    assert p.empty  # without a cleared text the comment stays as it is
+
+
+def test_the_cleared_note_is_one_marker_and_no_live_mention():
+    text = render_cleared()
+    assert text.startswith(MARKER) and text.count(MARKER) == 1 and "@" not in text and "no longer applies" in text
