@@ -84,6 +84,9 @@ def _logical_lines(lines: list[str]) -> list[str]:
             m = _PROMPT.match(line.lstrip())
             if m:
                 line = line.lstrip()[m.end():]
+        if not buf and not cont:
+            out.append(line)   # a line on its own (most of them)
+            continue
         buf.append(_MORE.sub("", line.strip()) if buf else line)
         size += len(line)
         if not cont or size > _MAX_LOGICAL or len(buf) > 300:
@@ -173,7 +176,12 @@ def _shell_commands(logical: list[str]) -> list[Command]:
         if "vllm" not in line and "docker" not in line and "podman" not in line and "benchmark_" not in line:
             continue
         for pattern, entrypoint, words in _STARTS:
-            m = pattern.search(line) if any(w in line for w in words) else None
+            for word in words:
+                if word in line:
+                    break
+            else:
+                continue
+            m = pattern.search(line)
             if not m:
                 continue
             text = _command_text(line, m.start())
@@ -351,9 +359,10 @@ def _assignments(lines: list[str]) -> dict[str, Any]:
 
 
 def _python_commands(lines: list[str]) -> list[Command]:
-    text = "\n".join(line[4:] if line.startswith(("... ", ">>> ")) else line for line in lines)
-    if "LLM(" not in text and "EngineArgs(" not in text:
+    text = "\n".join(lines)
+    if "LLM(" not in text and "EngineArgs(" not in text:   # dropping the prompts below cannot make one
         return []
+    text = "\n".join(line[4:] if line.startswith(("... ", ">>> ")) else line for line in lines)
     names = _assignments(lines)
     out: list[Command] = []
     calls = list(itertools.islice(_CALL.finditer(text), _MAX_CALLS))
