@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import time
@@ -168,6 +169,7 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
                 except Exception as e:  # GitHub unreachable now: the worker retries its calls anyway
                     log.warning("could not read the App's permissions from GitHub: %s", describe(e))
             await app[SERVICE].start()
+            gc.freeze()  # what start-up built lives as long as the server: keep the collector off it
             app[WORKER].start()
             log.info("worker started (%d concurrent deliveries)", settings.workers)
 
