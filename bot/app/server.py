@@ -146,7 +146,8 @@ async def api_installations(request: web.Request) -> web.Response:
     return web.json_response(await request.app[STORE].installations())
 
 
-def create_app(settings: Settings, *, store: Store | None = None, triage_fn: TriageFn = triage) -> web.Application:
+def create_app(settings: Settings, *, store: Store | None = None, triage_fn: TriageFn = triage,
+               freeze_gc: bool = False) -> web.Application:
     settings.check()
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
@@ -169,7 +170,8 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
                 except Exception as e:  # GitHub unreachable now: the worker retries its calls anyway
                     log.warning("could not read the App's permissions from GitHub: %s", describe(e))
             await app[SERVICE].start()
-            gc.freeze()  # what start-up built lives as long as the server: keep the collector off it
+            if freeze_gc:
+                gc.freeze()  # what start-up built lives as long as the server: keep the collector off it
             app[WORKER].start()
             log.info("worker started (%d concurrent deliveries)", settings.workers)
 
@@ -202,5 +204,5 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
 
 def run(settings: Settings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None,
+    web.run_app(create_app(settings, freeze_gc=True), host=settings.host, port=settings.port, print=None,
                 access_log=None, shutdown_timeout=15)
