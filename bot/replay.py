@@ -113,12 +113,19 @@ def _long_lived_frozen() -> Iterator[None]:
 
 _WORKER_RULES: RuleSet | None = None
 _WORKER_DOCS = False
+_WORKER_ISSUES: list[IssueRecord] = []
+CHUNK = 32        # issues a worker takes at a time (fewer, larger messages between the processes)
 
 
 def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
     assert _WORKER_RULES is not None
     analysis = analyse(issue.title, issue.body, _WORKER_RULES)
     return analysis, build_doc(analysis.report, analysis.findings) if _WORKER_DOCS else None
+
+
+def _analyse_at(k: int) -> tuple[Analysis, IssueDoc | None]:
+    """The k-th issue: workers inherit the list by forking, so only its index is sent to them."""
+    return _analyse_one(_WORKER_ISSUES[k])
 
 
 def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> tuple[IssueRecord, Analysis]:
@@ -135,19 +142,20 @@ def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield ((issue, analyse(issue.title, issue.body, rules)) for issue in issues)
         return
-    global _WORKER_RULES, _WORKER_DOCS
+    global _WORKER_RULES, _WORKER_DOCS, _WORKER_ISSUES
     _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
     _WORKER_DOCS = docs
-    issues = list(issues)
+    _WORKER_ISSUES = issues = list(issues)
     pool = multiprocessing.get_context("fork").Pool(jobs)
     try:
-        yield (_received(issue, result)
-               for issue, result in zip(issues, pool.imap(_analyse_one, issues, chunksize=8), strict=True))
+        results = pool.imap(_analyse_at, range(len(issues)), chunksize=CHUNK)
+        yield (_received(issue, result) for issue, result in zip(issues, results, strict=True))
     finally:
         pool.terminate()
         pool.join()
         _WORKER_RULES = None
         _WORKER_DOCS = False
+        _WORKER_ISSUES = []
 
 
 def progress_bar(total: int, stream: TextIO = sys.stderr) -> Callable[[int], None]:
