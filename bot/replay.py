@@ -5,8 +5,10 @@ from __future__ import annotations
 import gc
 import json
 import multiprocessing
+import queue
 import sys
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -114,7 +116,8 @@ def _long_lived_frozen() -> Iterator[None]:
 _WORKER_RULES: RuleSet | None = None
 _WORKER_DOCS = False
 _WORKER_ISSUES: list[IssueRecord] = []
-CHUNK = 32        # issues a worker takes at a time (fewer, larger messages between the processes)
+CHUNK = 16        # issues per message from a worker
+AHEAD = 4         # messages a worker may have waiting before it pauses (bounded memory)
 
 
 def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
@@ -123,9 +126,35 @@ def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
     return analysis, build_doc(analysis.report, analysis.findings) if _WORKER_DOCS else None
 
 
-def _analyse_at(k: int) -> tuple[Analysis, IssueDoc | None]:
-    """The k-th issue: workers inherit the list by forking, so only its index is sent to them."""
-    return _analyse_one(_WORKER_ISSUES[k])
+def _work(w: int, jobs: int, out: Any) -> None:
+    """Worker w of `jobs`: chunks w, w + jobs, w + 2·jobs, … of the issue list it inherited by forking."""
+    try:
+        for start in range(w * CHUNK, len(_WORKER_ISSUES), jobs * CHUNK):
+            out.put([_analyse_one(issue) for issue in _WORKER_ISSUES[start:start + CHUNK]])
+    except BaseException:  # any failure is handed to the main process, which raises it
+        out.put(("failed", traceback.format_exc()))
+
+
+def _chunk_from(inbox: Any, worker: Any) -> list[tuple[Analysis, IssueDoc | None]]:
+    while True:
+        try:
+            item = inbox.get(timeout=1.0)
+        except queue.Empty:
+            if not worker.is_alive() and inbox.empty():
+                raise RuntimeError(f"replay worker {worker.pid} stopped (exit code {worker.exitcode})") from None
+            continue
+        if isinstance(item, tuple):
+            raise RuntimeError("replay worker failed:\n" + item[1])
+        return item
+
+
+def _in_order(issues: list[IssueRecord], inboxes: list[Any],
+              workers: list[Any]) -> Iterator[tuple[IssueRecord, Analysis]]:
+    for c, start in enumerate(range(0, len(issues), CHUNK)):
+        w = c % len(workers)
+        batch = _chunk_from(inboxes[w], workers[w])
+        for issue, result in zip(issues[start:start + CHUNK], batch, strict=True):
+            yield _received(issue, result)
 
 
 def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> tuple[IssueRecord, Analysis]:
@@ -138,7 +167,10 @@ def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> t
 @contextmanager
 def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
               docs: bool = False) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
-    """(issue, analysis) in order; with workers, each also builds the issue's duplicate document when `docs`."""
+    """(issue, analysis) in order; with workers, each also builds the issue's duplicate document when `docs`.
+
+    Worker w analyses chunks w, w + jobs, … and sends each as one message on its own queue; this process reads
+    the queues in turn, in its own thread (no pool threads competing with the duplicate search for the GIL)."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield ((issue, analyse(issue.title, issue.body, rules)) for issue in issues)
         return
@@ -146,13 +178,21 @@ def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
     _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
     _WORKER_DOCS = docs
     _WORKER_ISSUES = issues = list(issues)
-    pool = multiprocessing.get_context("fork").Pool(jobs)
+    ctx = multiprocessing.get_context("fork")
+    inboxes = [ctx.Queue(AHEAD) for _ in range(jobs)]
+    workers = [ctx.Process(target=_work, args=(w, jobs, inboxes[w]), daemon=True) for w in range(jobs)]
     try:
-        results = pool.imap(_analyse_at, range(len(issues)), chunksize=CHUNK)
-        yield (_received(issue, result) for issue, result in zip(issues, results, strict=True))
+        for worker in workers:
+            worker.start()
+        yield _in_order(issues, inboxes, workers)
     finally:
-        pool.terminate()
-        pool.join()
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            if worker.pid is not None:
+                worker.join()
+        for inbox in inboxes:
+            inbox.close()
         _WORKER_RULES = None
         _WORKER_DOCS = False
         _WORKER_ISSUES = []

@@ -57,3 +57,25 @@ def test_prebuilt_document_is_used_once_and_only_for_that_report():
     assert build_doc(other) != marker
     assert build_doc(report, ()) is marker
     assert build_doc(report, ()) == build_doc(other)     # handed over once, then built as usual
+
+
+def test_more_workers_than_chunks_and_several_chunks_per_worker(monkeypatch):
+    import bot.replay as replay_module
+
+    one, _ = _run(1)
+    assert _run(5)[0] == one                      # 14 issues: one chunk, four idle workers
+    monkeypatch.setattr(replay_module, "CHUNK", 3)  # five chunks over two workers, read back in order
+    assert _run(2)[0] == one
+
+
+def test_a_failing_worker_stops_the_replay_with_its_traceback(monkeypatch):
+    import pytest
+
+    import bot.replay as replay_module
+
+    def boom(title, body, rules):
+        raise ValueError("analysis broke")
+
+    monkeypatch.setattr(replay_module, "analyse", boom)
+    with pytest.raises(RuntimeError, match="analysis broke"):
+        _run(2)
