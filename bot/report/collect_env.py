@@ -191,7 +191,11 @@ _NEUTRAL_STARTS = ("```", "~~~", "<details", "</details", "<summary", "</summary
 
 def line_is_envish(line: str) -> tuple[bool, bool]:
     """(part of a dump, strong collect_env marker)."""
-    s = line.strip()
+    return _envish(line.strip())
+
+
+def _envish(s: str) -> tuple[bool, bool]:
+    """line_is_envish of a stripped line."""
     if not s:
         return True, False
     if "ROCM Version:" in s:
@@ -244,7 +248,7 @@ def dump_spans(lines: list[str] | tuple[str, ...], min_strong: int = 3, max_gap:
             continue
         if not s or s.startswith(_NEUTRAL_STARTS):
             continue
-        envish, is_strong = line_is_envish(line)
+        envish, is_strong = _envish(s)
         if start >= 0 and envish:
             last, gap = i, 0
             strong += is_strong

@@ -286,10 +286,10 @@ class _Extractor:
     def _idle(self, i: int, entry: LogLine, stripped: str) -> None:
         if not stripped:
             return
-        candidate = _strip_decor(stripped)
+        candidate = stripped.strip(_DECOR)
         m = _PYTEST_E.match(candidate) if candidate.startswith("E ") else None
         if m:
-            candidate = _strip_decor(candidate[m.end():])
+            candidate = candidate[m.end():].strip(_DECOR)
         parsed = _parse_exc_line(candidate, lenient=False)
         if parsed:
             type_, msg, ray = parsed
