@@ -1,7 +1,7 @@
 """The App under load: webhook acknowledgement latency at C concurrent signed deliveries, and end-to-end time
 from a delivery to the fake GitHub holding the labels and the comment.
 
-    .venv/bin/python -m bench.app_bench [--concurrency 50 200] [--deliveries 2000] [--e2e 200]
+    .venv/bin/python -m bench.app_bench [--concurrency 50 200] [--processes 1 2] [--deliveries 2000] [--e2e 200]
 
 Ack: `vllm-triage serve` (dry-run, SQLite in a temporary directory, the worker running) on loopback, driven by
 bench/webhook_bench.py's client (wrk when installed, else aiohttp). End to end: the same server in live mode
@@ -62,15 +62,16 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def ack(concurrency: int, deliveries: int, client: str = "auto") -> dict[str, Any]:
+def ack(concurrency: int, deliveries: int, client: str = "auto", processes: int = 1) -> dict[str, Any]:
+    """`processes`: VLLM_TRIAGE_INTAKE_PROCESSES of the server (1: the serving process alone)."""
     with tempfile.TemporaryDirectory(prefix="ack-bench-") as tmp:
-        proc, url = _server({"GITHUB_WEBHOOK_SECRET": wb.SECRET}, tmp)
+        proc, url = _server({"GITHUB_WEBHOOK_SECRET": wb.SECRET, "VLLM_TRIAGE_INTAKE_PROCESSES": str(processes)}, tmp)
         try:
             asyncio.run(wb.wait_up(url, proc))
             result = wb.measure(deliveries, concurrency, url, client)
         finally:
             _stop(proc)
-    return {"concurrency": concurrency, **result}
+    return {"concurrency": concurrency, "processes": processes, **result}
 
 
 async def _e2e(n_seq: int, n_burst: int, seed: int) -> dict[str, Any]:
@@ -146,8 +147,10 @@ def main() -> int:
     ap.add_argument("--deliveries", type=int, default=2000)
     ap.add_argument("--e2e", type=int, default=200, help="issues in the end-to-end burst")
     ap.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
+    ap.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="VLLM_TRIAGE_INTAKE_PROCESSES values")
     a = ap.parse_args()
-    out = {"ack": [ack(c, a.deliveries, a.client) for c in a.concurrency], "e2e": e2e(20, a.e2e)}
+    out = {"ack": [ack(c, a.deliveries, a.client, n) for n in a.processes for c in a.concurrency],
+           "e2e": e2e(20, a.e2e)}
     print(json.dumps(out, indent=2))
     return 0
 

@@ -3,6 +3,7 @@
 so acknowledgements compete with triage for the CPU as they would in production.
 
     .venv/bin/python bench/webhook_bench.py [--deliveries 2000] [--concurrency 200] [--client auto|wrk|python]
+                                            [--processes N]   # VLLM_TRIAGE_INTAKE_PROCESSES of the server
 
 The load comes from `wrk` (C, `apt-get install wrk`; bench/webhook_wrk.lua signs nothing itself, it sends
 bodies signed here, each with its own delivery id) when it is installed: a Python client on the same two
@@ -186,11 +187,13 @@ def main() -> int:
     p.add_argument("--deliveries", type=int, default=2000)
     p.add_argument("--concurrency", type=int, default=200)
     p.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
+    p.add_argument("--processes", type=int, default=1, help="the server's VLLM_TRIAGE_INTAKE_PROCESSES")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         env = {**os.environ, "GITHUB_WEBHOOK_SECRET": SECRET, "HOST": "127.0.0.1", "PORT": str(port),
-               "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
+               "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "VLLM_TRIAGE_DATA_DIR": tmp,
+               "VLLM_TRIAGE_INTAKE_PROCESSES": str(args.processes)}
         for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "VLLM_TRIAGE_MODE"):
             env.pop(name, None)
         proc = subprocess.Popen([sys.executable, "-m", "bot", "serve"], env=env, cwd=ROOT,

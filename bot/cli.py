@@ -98,7 +98,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bot.app.settings import SettingsError, from_env
 
     overrides: dict = {"insecure_no_secret": args.insecure_no_secret}
-    for name in ("host", "port", "workers"):
+    for name in ("host", "port", "workers", "intake_processes"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     if args.rules_dir_given:
@@ -251,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", help="bind address (default: $HOST or 127.0.0.1)")
     sv.add_argument("--port", type=int, help="port (default: $PORT or 8080)")
     sv.add_argument("--workers", type=int, help="concurrent deliveries (default: $VLLM_TRIAGE_WORKERS or 4)")
+    sv.add_argument("--intake-processes", type=int, metavar="N",
+                    help="processes acknowledging webhooks on the port, for more than a few thousand a second "
+                         "(default: $VLLM_TRIAGE_INTAKE_PROCESSES or 1)")
     sv.add_argument("--insecure-no-secret", action="store_true",
                     help="dry-run on loopback without GITHUB_WEBHOOK_SECRET (deliveries are not verified)")
     sv.set_defaults(func=cmd_serve)

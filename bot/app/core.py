@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from bot.app.lifeline import follow_parent
 from bot.app.store import is_postgres
 from bot.decision import Candidate, Finding
 from bot.dupes import DuplicateIndex
@@ -109,11 +110,13 @@ _CORE: Core | None = None  # the child process's Core
 CORE_NICENESS = 10
 
 
-def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
-          database_url: str | None = None) -> None:
+def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage], database_url: str | None = None,
+          server_pid: int | None = None) -> None:
     global _CORE
     with contextlib.suppress(OSError):
         os.nice(CORE_NICENESS)
+    if server_pid is not None:
+        follow_parent(server_pid, lambda: os._exit(0))  # nothing to finish: the server re-runs what was lost
     _CORE = Core(rules_dir, data_dir, triage_fn, database_url)
 
 
@@ -133,7 +136,7 @@ class CoreRunner:
     def _new_executor(self) -> Executor:
         if self.kind == "process":
             return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-                                       initargs=self._args)
+                                       initargs=(*self._args, os.getpid()))
         return ThreadPoolExecutor(1, thread_name_prefix="vllm-triage-core")
 
     def _local_call(self, method: str, *args: Any) -> Any:

@@ -11,6 +11,7 @@ import gc
 import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -20,6 +21,7 @@ from gidgethub import sansio
 
 from bot.app.github import GitHub
 from bot.app.handlers import action_of, installation_of, issue_number_of, repo_of
+from bot.app.intake import IntakeProcesses, primary_socket
 from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
@@ -78,8 +80,9 @@ async def webhook(request: web.Request) -> web.Response:
     outcome = await request.app[STORE].record_delivery(
         event.delivery_id, event.event, action_of(data), repo_of(data), issue_number_of(event.event, data),
         installation_of(data), payload)
-    if outcome != "duplicate":
-        request.app[WORKER].wake()
+    worker = request.app.get(WORKER)  # an intake process (bot/app/intake.py) has none: the primary's polls
+    if outcome != "duplicate" and worker is not None:
+        worker.wake()
     return done(_answer(202, outcome, delivery=event.delivery_id), outcome)
 
 
@@ -161,6 +164,9 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
         github = GitHub(settings, session) if settings.has_credentials else None
         app[SERVICE] = Service(settings, app[STORE], github=github, triage_fn=triage_fn, metrics=app[METRICS])
         app[WORKER] = Worker(settings, app[STORE], app[SERVICE], app[INTAKE])
+        intakes = IntakeProcesses(settings, settings.intake_processes - 1) if settings.intake_processes > 1 else None
+        if intakes is not None:
+            intakes.start()
 
         async def start_worker() -> None:
             # Deliveries are accepted while the rules load; the worker starts once they are ready.
@@ -182,6 +188,8 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
             starting.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await starting
+        if intakes is not None:
+            await intakes.stop()
         await app[WORKER].stop()
         await session.close()
         await app[SERVICE].close()
@@ -204,5 +212,10 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
 
 def run(settings: Settings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    web.run_app(create_app(settings, freeze_gc=True), host=settings.host, port=settings.port, print=None,
-                access_log=None, shutdown_timeout=15)
+    socket_path = None
+    if settings.intake_processes > 1:  # the intake processes share the port and forward the rest here
+        socket_path = primary_socket(settings)
+        Path(socket_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(socket_path).unlink(missing_ok=True)
+    web.run_app(create_app(settings, freeze_gc=True), host=settings.host, port=settings.port, path=socket_path,
+                reuse_port=socket_path is not None, print=None, access_log=None, shutdown_timeout=15)

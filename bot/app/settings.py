@@ -37,6 +37,7 @@ class Settings:
     rules_dir: str | None = None
     core: str = "process"                       # where triage runs: process (default) | thread
     workers: int = 4
+    intake_processes: int = 1                   # processes acknowledging webhooks on the port (bot/app/intake.py)
     max_attempts: int = 8                       # then the delivery is parked
     lease_seconds: float = 120.0
     retry_base_seconds: float = 2.0             # delivery retry backoff: base * 2**attempt, capped
@@ -72,6 +73,8 @@ class Settings:
         """Refuse configurations that would run unverified or act without credentials."""
         if self.core not in ("process", "thread"):
             raise SettingsError(f"VLLM_TRIAGE_CORE must be process or thread, not {self.core!r}")
+        if not 1 <= self.intake_processes <= 64:
+            raise SettingsError(f"VLLM_TRIAGE_INTAKE_PROCESSES must be between 1 and 64, not {self.intake_processes}")
         if self.mode not in MODES:
             raise SettingsError(f"VLLM_TRIAGE_MODE must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.mode != "dry-run" and not self.has_credentials:
@@ -137,6 +140,7 @@ def from_env(env: Mapping[str, str] | None = None, **overrides: object) -> Setti
         core=env.get("VLLM_TRIAGE_CORE") or "process",
         api_token=env.get("VLLM_TRIAGE_API_TOKEN") or None,
         workers=int(_env_float(env, "VLLM_TRIAGE_WORKERS", 4)),
+        intake_processes=int(_env_float(env, "VLLM_TRIAGE_INTAKE_PROCESSES", 1)),
         max_attempts=int(_env_float(env, "VLLM_TRIAGE_MAX_ATTEMPTS", 8)),
         lease_seconds=_env_float(env, "VLLM_TRIAGE_LEASE_SECONDS", 120.0),
         retry_base_seconds=_env_float(env, "VLLM_TRIAGE_RETRY_BASE_SECONDS", 2.0),

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 # after too many failures. A redelivery of a parked delivery (same X-GitHub-Delivery) queues it again.
 QUEUED, RUNNING, DONE, PARKED = "queued", "running", "done", "parked"
 
+BUSY_TIMEOUT_MS = 30000  # how long an SQLite statement waits for another process's write lock
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: the delivery queue
     """
@@ -369,7 +371,7 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), not a power cut.
         self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         self._intake = GroupCommit(self._record_batch)
 
     # -- schema ---------------------------------------------------------------------------------------
@@ -412,7 +414,7 @@ class SqliteStore:
 
     async def _record_batch(self, rows: list[tuple]) -> list[str]:
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        await self._begin_immediate()
         try:
             outcomes = [self._record_one(*row) for row in rows]
             db.execute("COMMIT")
@@ -420,6 +422,22 @@ class SqliteStore:
             db.execute("ROLLBACK")
             raise
         return outcomes
+
+    async def _begin_immediate(self, patience: float = 30.0) -> None:
+        """BEGIN IMMEDIATE without blocking the event loop while another process (an intake process, see
+        bot/app/intake.py) holds the write lock: try without SQLite's busy wait, and sleep between tries."""
+        db, deadline = self._db, time.monotonic() + patience
+        while True:
+            db.execute("PRAGMA busy_timeout=0")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+            finally:
+                db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            await asyncio.sleep(0.001)
 
     def _record_one(self, delivery_id: str, event: str, action: str | None, repo: str | None,
                     issue_number: int | None, installation_id: int | None, payload: str, now: float) -> str:

@@ -129,6 +129,30 @@ async def test_sqlite_one_failing_delivery_does_not_fail_the_rest_of_its_burst(t
     await s.close()
 
 
+async def test_sqlite_intake_waits_for_another_process_lock_without_blocking_the_loop(tmp_path):
+    s = SqliteStore(tmp_path / "db.sqlite3")
+    await s.migrate()
+    other = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)  # another intake process, say
+    other.execute("BEGIN IMMEDIATE")
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    clock = asyncio.create_task(ticker())
+    recording = asyncio.create_task(put(s, "while-locked"))
+    await asyncio.sleep(0.3)
+    assert not recording.done() and ticks >= 10  # waiting, and the event loop kept running meanwhile
+    other.execute("COMMIT")
+    assert await recording == "queued"
+    clock.cancel()
+    other.close()
+    await s.close()
+
+
 async def test_per_issue_serialisation_and_lease_expiry(store):
     await put(store, "a", number=1)
     store.clock.now += 1
