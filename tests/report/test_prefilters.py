@@ -49,6 +49,12 @@ def test_anchor_check_agrees_with_the_list(text):
     assert has_anchor(text) == any(a in text for a in ANCHORS)
 
 
+def test_every_anchor_holds_a_word_of_the_cheap_check():
+    for anchor in ANCHORS:   # has_anchor looks for these two words first: a new anchor must hold one
+        assert "Engine" in anchor or "WorkerProc" in anchor, anchor
+        assert has_anchor(f"x {anchor} y")
+
+
 @settings(max_examples=300, deadline=None)
 @given(texts)
 def test_exception_line_without_colon(text):
