@@ -12,7 +12,7 @@ import marshal
 import sqlite3
 import sys
 from array import array
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 SCHEMA_VERSION = 2
 KEY_LIMIT = 50          # issues remembered per key at query time, newest first
+DECODED_ISSUES = 2048   # MemoryStore: decoded issues kept for the next queries (~9 KB each)
 # `before=(created_at, number)` on a read: only issues created earlier, in the order (created_at, number)
 Before = tuple[str, int] | None
 
@@ -133,6 +134,8 @@ class MemoryStore:
         self._key_ids: dict[str, int] = {}
         self._key_names: list[str] = []
         self._keys: list[array] = []
+        # the issues get_many decoded last: candidates repeat from query to query (a popular failure's reports)
+        self._decoded: OrderedDict[int, StoredIssue] = OrderedDict()
 
     def _term_id(self, term: str) -> int:
         tid = self._term_ids.get(term)
@@ -152,6 +155,7 @@ class MemoryStore:
 
     def put(self, issue: StoredIssue) -> None:
         number = issue.number
+        self._decoded.pop(number, None)
         if number in self._issues:
             self._unindex(number)
         tids = array("I", [self._term_id(t) for t in issue.vector])
@@ -201,8 +205,20 @@ class MemoryStore:
                            tuple(names[k] for k in kids))
 
     def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
-        issues = self._issues
-        return {n: self._issue(n, issues[n]) for n in numbers if n in issues}
+        issues, decoded = self._issues, self._decoded
+        out = {}
+        for n in numbers:
+            issue = decoded.get(n)
+            if issue is not None:
+                decoded.move_to_end(n)
+            elif n in issues:
+                issue = decoded[n] = self._issue(n, issues[n])
+                if len(decoded) > DECODED_ISSUES:
+                    decoded.popitem(last=False)
+            else:
+                continue
+            out[n] = issue
+        return out
 
     def count(self) -> int:
         return len(self._issues)
@@ -264,6 +280,7 @@ class MemoryStore:
         record = self._issues.get(number)
         if record is not None:
             self._issues[number] = (*record[:4], target, *record[5:])
+            self._decoded.pop(number, None)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -62,6 +62,22 @@ def test_duplicate_of_is_kept_through_reads():
     assert store.get_many([1])[1].duplicate_of is None
 
 
+def test_decoded_issues_kept_for_the_next_query_never_go_stale(monkeypatch):
+    monkeypatch.setattr("bot.dupes.store.DECODED_ISSUES", 2)
+    store = MemoryStore()
+    for n in (1, 2, 3):
+        store.put(stored(n, *OOM))
+    assert store.get_many([1, 2]) == store.get_many([1, 2])   # the second read comes from the kept copies
+    assert store.get_many([1])[1] is store.get_many([1])[1]
+    store.get_many([3])                                         # over the limit: the least recently read goes
+    assert list(store._decoded) == [1, 3]
+    store.set_duplicate_of(1, 3)
+    assert store.get_many([1])[1].duplicate_of == 3
+    store.put(stored(3, *TOOLS))                                # an edit
+    assert store.get_many([3])[3].title == TOOLS[0]
+    assert store.get_many([2, 3]) == {2: stored(2, *OOM), 3: stored(3, *TOOLS)}
+
+
 @pytest.mark.parametrize("before", [None, ("2025-03-05", 4)])
 def test_memory_and_sqlite_reads_agree(tmp_path, before):
     mem, sql = MemoryStore(), SqliteStore(tmp_path / "s.db")
