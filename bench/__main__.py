@@ -173,10 +173,10 @@ def stage_table(rep: dict[str, Any], base: dict[str, Any] | None) -> str:
             lines.append(f"| {size:,} | replay, 1 process (issues/s, wall; CPU) | {row['replay_1']['per_s']:.0f} | | | "
                          f"{row['replay_1']['main_cpu_per_s']:.0f} | {b1['main_cpu_per_s']:.0f} (wall "
                          f"{b1['per_s']:.0f}) | {row['replay_1']['main_cpu_per_s'] / b1['main_cpu_per_s']:.2f}× |")
+            bn = base["sizes"][size].get("replay_n") or {}
+            before, what = (bn["per_s"], f"{rep['jobs']} workers") if bn.get("per_s") else (b1["per_s"], "1 process")
             lines.append(f"| {size:,} | replay, {rep['jobs']} workers (issues/s) | {row['replay_n']['per_s']:.0f} "
-                         "| | | | "
-                         f"{b1['per_s']:.0f} (1 process, wall) "
-                         f"| {row['replay_n']['per_s'] / b1['per_s']:.2f}× (wall) |")
+                         f"| | | | {before:.0f} ({what}, wall) | {row['replay_n']['per_s'] / before:.2f}× (wall) |")
     return "\n".join(lines)
 
 
