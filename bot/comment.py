@@ -148,6 +148,7 @@ def render_comment(
     return f"{MARKER}\n{body}"
 
 
+@lru_cache(maxsize=1)  # the same text every time: rendered once per process
 def render_cleared() -> str:
     """What the bot comment is edited to when a re-triage has nothing to say any more (nothing from the issue)."""
     return f"{MARKER}\n" + _tidy(_environment(str(TEMPLATES_DIR)).get_template(CLEARED_TEMPLATE).render())
