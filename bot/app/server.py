@@ -150,7 +150,9 @@ async def api_installations(request: web.Request) -> web.Response:
 
 
 def create_app(settings: Settings, *, store: Store | None = None, triage_fn: TriageFn = triage,
-               freeze_gc: bool = False) -> web.Application:
+               freeze_gc: bool = False, serves_intakes: bool = False) -> web.Application:
+    """`freeze_gc` and `serves_intakes` (start the intake processes, which need the port bound with
+    SO_REUSEPORT and the primary's Unix socket) are for `run`, the `serve` process."""
     settings.check()
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
@@ -164,7 +166,8 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
         github = GitHub(settings, session) if settings.has_credentials else None
         app[SERVICE] = Service(settings, app[STORE], github=github, triage_fn=triage_fn, metrics=app[METRICS])
         app[WORKER] = Worker(settings, app[STORE], app[SERVICE], app[INTAKE])
-        intakes = IntakeProcesses(settings, settings.intake_processes - 1) if settings.intake_processes > 1 else None
+        intakes = IntakeProcesses(settings, settings.intake_processes - 1) \
+            if serves_intakes and settings.intake_processes > 1 else None
         if intakes is not None:
             intakes.start()
 
@@ -217,5 +220,6 @@ def run(settings: Settings) -> None:
         socket_path = primary_socket(settings)
         Path(socket_path).parent.mkdir(parents=True, exist_ok=True)
         Path(socket_path).unlink(missing_ok=True)
-    web.run_app(create_app(settings, freeze_gc=True), host=settings.host, port=settings.port, path=socket_path,
-                reuse_port=socket_path is not None, print=None, access_log=None, shutdown_timeout=15)
+    app = create_app(settings, freeze_gc=True, serves_intakes=socket_path is not None)
+    web.run_app(app, host=settings.host, port=settings.port, path=socket_path, reuse_port=socket_path is not None,
+                print=None, access_log=None, shutdown_timeout=15)
