@@ -30,7 +30,17 @@ log = logging.getLogger("vllm_triage.intake")
 _NOT_FORWARDED = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                             "trailer", "transfer-encoding", "upgrade", "content-length"})
 PRIMARY = web.AppKey("primary", aiohttp.ClientSession)
+# the visitor's address, for the primary's login throttle; trusted only on its Unix socket (see client_address)
+CLIENT_HEADER = "x-vllm-triage-client"
 RESTART_PAUSE = 1.0  # seconds between restarts of an intake process that keeps dying
+
+
+def client_address(request: web.Request) -> str:
+    """The visitor's address: the TCP peer, or for a request an intake process forwarded over the Unix socket
+    (no TCP peer), the address that process saw. A TCP client cannot set it: it has a peer address."""
+    if request.remote:
+        return request.remote
+    return request.headers.get(CLIENT_HEADER) or "?"
 
 
 def primary_socket(settings: Settings) -> str:
@@ -38,7 +48,7 @@ def primary_socket(settings: Settings) -> str:
 
 
 def _headers(headers) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in headers.items() if k.lower() not in _NOT_FORWARDED]
+    return [(k, v) for k, v in headers.items() if k.lower() not in _NOT_FORWARDED and k.lower() != CLIENT_HEADER]
 
 
 async def forward(request: web.Request) -> web.Response:
@@ -46,7 +56,8 @@ async def forward(request: web.Request) -> web.Response:
     body = await request.read()
     try:
         async with request.app[PRIMARY].request(
-                request.method, f"http://primary{request.path_qs}", headers=_headers(request.headers),
+                request.method, f"http://primary{request.path_qs}",
+                headers=[*_headers(request.headers), (CLIENT_HEADER, request.remote or "")],
                 data=body or None, allow_redirects=False) as answer:
             content = await answer.read()
             return web.Response(status=answer.status, headers=_headers(answer.headers), body=content)

@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.app.intake import client_address
 from bot.app.settings import Settings
 from bot.dashboard import data
 from bot.dashboard.auth import (
@@ -307,7 +308,7 @@ async def login_form(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     dash = request.app[DASHBOARD]
     form = await check_csrf(request, dash.settings)
-    client = request.remote or "?"
+    client = client_address(request)
     target = _safe_next(form.get("next"))
     if dash.throttle.blocked(client):
         return _page(request, "login.html.j2", status=429, title="Log in", next=target, configured=True,

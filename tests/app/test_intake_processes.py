@@ -142,3 +142,24 @@ async def test_two_processes_share_the_port_and_die_with_the_server(server):
     await wait_for(lambda: asyncio.sleep(0, not any(running(p) for p in kids)),
                    "the server's children to exit after it was killed", timeout=15)
     assert "intake processes share port" in log.read_text()
+
+
+def _request(peer, headers):
+    from unittest import mock
+
+    from aiohttp.test_utils import make_mocked_request
+
+    transport = mock.Mock()
+    transport.get_extra_info.side_effect = lambda name, default=None: peer if name == "peername" else default
+    return make_mocked_request("POST", "/dashboard/login", headers=headers, transport=transport)
+
+
+def test_the_visitor_address_crosses_the_socket_and_cannot_be_claimed_over_tcp():
+    from bot.app.intake import CLIENT_HEADER, _headers, client_address
+
+    assert client_address(_request(("203.0.113.9", 5555), {CLIENT_HEADER: "198.51.100.1"})) == "203.0.113.9"
+    assert client_address(_request("", {CLIENT_HEADER: "198.51.100.1"})) == "198.51.100.1"  # via the Unix socket
+    assert client_address(_request("", {})) == "?"
+    # an intake process drops a claimed address before adding the one it saw
+    forwarded = _headers({"Cookie": "vt_session=x", "Connection": "keep-alive", "X-Vllm-Triage-Client": "1.1.1.1"})
+    assert forwarded == [("Cookie", "vt_session=x")]
