@@ -137,10 +137,6 @@ class IntakeProcesses:
                     log.error("intake process %s exited with %s: starting another", process.pid, process.exitcode)
                     self._processes[i] = self._spawn()
 
-    @property
-    def pids(self) -> list[int | None]:
-        return [p.pid for p in self._processes]
-
     async def stop(self) -> None:
         if self._watch is not None:
             self._watch.cancel()
