@@ -24,13 +24,12 @@ The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`
 from __future__ import annotations
 
 import re
-import re._constants as sre
-import re._parser as sre_parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bot.decision import Finding
+from bot.literals import needles
 from bot.report.model import Report
 
 TOPICS: tuple[str, ...] = (
@@ -308,42 +307,6 @@ KINDS: dict[str, str] = {"installation": "installation", "new-model": "new-model
 def _compile(pattern: str) -> re.Pattern[str]:
     # ASCII: a CJK character next to an English word is a word boundary ("报错No available memory")
     return re.compile(pattern, re.IGNORECASE | re.ASCII)
-
-
-def needles(pattern: str) -> tuple[str, ...] | None:
-    """Lower-case strings of which every match of the case-insensitive `pattern` contains one (None: no such
-    set found). A text whose lower-cased form holds none of them cannot match, so the search is skipped."""
-    found = _required(sre_parse.parse(pattern, re.IGNORECASE | re.ASCII))
-    return tuple(sorted(found)) if found else None
-
-
-def _required(items: Any) -> set[str] | None:
-    options: list[set[str]] = []
-    run = ""
-    for op, av in items:
-        if op is sre.LITERAL:     # consecutive literals match consecutive characters
-            run += chr(av).lower()
-            continue
-        if run:
-            options.append({run})
-            run = ""
-        need = None
-        if op is sre.SUBPATTERN:
-            need = _required(av[-1])
-        elif op is sre.BRANCH:
-            branches = [_required(b) for b in av[1]]
-            need = set().union(*branches) if all(branches) else None
-        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:
-            need = _required(av[2])
-        if need:                  # anything else (classes, anchors, lookarounds, optional parts) requires nothing
-            options.append(need)
-    if run:
-        options.append({run})
-    if not options:
-        return None
-    # a string holding another one of the same set adds nothing; the best set has the longest shortest string
-    options = [{n for n in o if not any(m != n and m in n for m in o)} for o in options]
-    return max(options, key=lambda o: (min(map(len, o)), -len(o)))
 
 
 def _may_match(low: str, strings: tuple[str, ...] | None) -> bool:

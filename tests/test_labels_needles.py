@@ -8,7 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.labels import FAILURE, WORDS, _may_match, needles
+from bot.labels import FAILURE, WORDS, _may_match
+from bot.literals import needles
 
 PATTERNS = [w.pattern for w in WORDS] + [p.pattern for p in FAILURE]
 COMPILED = [(re.compile(p, re.IGNORECASE | re.ASCII), needles(p)) for p in PATTERNS]
