@@ -31,6 +31,8 @@ from typing import Any
 from bot.decision import Finding
 from bot.literals import needles
 from bot.report.model import Report
+from bot.report.prose import prose_lines
+from bot.wording import Wording
 
 TOPICS: tuple[str, ...] = (
     "speculative-decoding", "pipeline-parallel", "tensor-parallel", "ray", "quantization", "moe", "memory",
@@ -42,7 +44,6 @@ ALL_LABELS: tuple[str, ...] = (*TOPICS, NEEDS_INFO)
 
 THRESHOLD = 1.0
 MIN_FINDING_CONFIDENCE = 0.5
-MAX_PROSE_LINE = 400
 
 
 def repo_labels(labels: tuple[str, ...], mapping: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -71,6 +72,12 @@ class Word:
     prose: float = 0.5      # weight when found in the description prose
 
 
+# mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "-128E" (experts),
+# and families whose every release is MoE
+_MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|\bdeepseek[-_ ]?(v2|v3|r1)|"
+               r"\bllama[-_ ]?4\b|\bmaverick\b|\bqwen\d?(\.\d)?[-_ ]?moe\b|\bkimi[-_ ]?k2|\bdbrx\b|\bjamba\b|"
+               r"\bgrok[-_ ]?\d|\bminimax[-_ ]?m\d|\bglm[-_ ]?4\.[5-7](?![\d.]*v)\b|\bhunyuan[-_ ]?a\d")
+
 # model families, for "support <family…>" / "is <family…> supported"
 _FAMILIES = (r"\b(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|minimax|"
              r"baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
@@ -88,16 +95,22 @@ WORDS: tuple[Word, ...] = (
     Word("tensor-parallel", r"\b(using|use|with|enable|enabling) tp\b(?!\s*[=:]?\s*1\b)|\btp (inference|mode|group)\b"),
     Word("tensor-parallel", r"(?-i:\bTP\b)(?!\s*[=:]?\s*1\b)|\btp\s*(=\s*([2-9]|\d\d)|>\s*\d)|\bmulti[-_ ]?gpus?\b|"
                             r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
-    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\brayworker\w*"),
+    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\brayworker\w*|\bkuberay\b"),
     # saying the deployment spans nodes is the reporter's own setup, not a passing word
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
     Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
                          r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
-    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|\d(?-i:vlmoe)\b"),
+    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
+    # a model named by its id: "-A3B" active-parameter names, expert counts, and the MoE families
+    Word("moe", _MOE_MODELS, 0.6, 0.3),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
-                   r"\bmemory (leak|usage|footprint)\b|\bgpu[-_ ]memory[-_ ]utili[sz]ation\b"),
+                   r"\b(gpu |vram |ram )?memory (leak|usage|footprint|consumption|requirements?)\b|"
+                   r"\bgpu[-_ ]memory[-_ ]utili[sz]ation\b|\b(gpu|vram|memory) consumption\b|"
+                   r"\b(much|more|less|high|higher|reduce|lower|limit|save|saving)( the)? (gpu |cpu )?"
+                   r"(memory|vram|ram)\b|"
+                   r"\b(memory|vram|ram) (than|is not released|keeps growing)\b|\bcpu[-_ ]offload\w*"),
     # KV-cache sizing is a memory question (not prefix-caching bugs)
     Word("memory", r"\bkv[-_ ]?cache\b.{0,60}\b(memory|\w*allocat\w*|capacity|max[-_ ]?(model|seq\w*)[-_ ]?len\w*)|"
                    r"\b(memory|\w*allocat\w*)\b.{0,60}\bkv[-_ ]?cache\b"),
@@ -106,7 +119,9 @@ WORDS: tuple[Word, ...] = (
     Word("kv-cache", r"\bkv[-_ ]?(transfer|connector)s?\b|\bdisaggregat\w*|\bp/?d disagg\w*|\b(nixl|lmcache|mooncake)"
                      r"(connector\w*)?\b"),
     Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
-                         r"\bpip wheel\b|\bwheel\b|\bsetup\.py\b|\bundefined symbol\b", 1.0, 0.3),
+                         r"\bpip wheel\b|\bwheels?\b|\bsetup\.py\b|\bundefined symbol\b|"
+                         r"\b(on|native|natively|for) windows\b|"
+                         r"\bwindows (\d+|native|support|wheels?|build)\b", 1.0, 0.3),
     # an AMD CPU ("AMD Ryzen", "AMD 7940HS") is not ROCm
     Word("rocm", r"\brocm\b|\bamd\b(?!\s+(ryzen|epyc|threadripper|athlon|\d{4}\w{0,2}\b|cpus?\b))|"
                  r"\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
@@ -124,21 +139,35 @@ WORDS: tuple[Word, ...] = (
                               r"\bjson[-_ ]?schema\b|\bxgrammar\b|\boutlines\b|\blm[-_ ]format[-_ ]enforcer\b|"
                               r"\bresponse_format\b|\bjson mode\b"),
     Word("tool-calling", r"\btool[-_ ]?call\w*|\bfunction[-_ ]call\w*|\btool[-_ ]parser\b|\btool_choice\b|"
-                         r"\bauto[-_ ]tool[-_ ]choice\b|\bhermes[-_ ]?(tool)?[-_ ]?parser\b|\btools? use\b|"
-                         r"\breasoning[-_ ]parser\b"),
+                         r"\bauto[-_ ]tool[-_ ]choice\b|\bhermes[-_ ]?(tool)?[-_ ]?parser\b|\btools? use\b"),
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
                            r"(?<![a-z])omni(?![a-z])|vl(?=for|model)|\bllava\w*|"
                            r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
-                           r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|\bminicpm-?[ov]\b|\bqwen\d?(\.\d)?-?audio\b|"
+                           r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|\bminicpm[-_]?(llama\d?[-_]?)?[ov](?![a-z])|"
+                           r"\bqwen\d?(\.\d)?-?audio\b|"
+                           r"\bflorence[-_ ]?2?\b|\bvision[-_ ]language\b|\bmolmo\b|\bidefics\w*|\bpaligemma\w*|多模态|"
                            r"\bwhisper\b|\blimit[-_]mm[-_]per[-_]prompt\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
     Word("lora", r"\bs?lora\b|\blora[-_ ](adapter|module)s?\b|\benable[-_ ]lora\b|\bmulti[-_ ]?lora\b"),
-    Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format)\b|"
+    Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format)(?![a-z])|"
                      r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
                      r"\bprompt_logprobs\b|\blogprobs\b"),
-    Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bstreaming\b", 0.5, 0.3),
+    Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b",
+         0.5, 0.3),
+    # streaming tokens to the client; a tool parser's streaming is tool calling
+    Word("frontend", r"(?<!parser )(?<!parsers )(?<!tool )\bstreaming\b(?![-_ ]?(tool|function|parser))|"
+                     r"(?<!parser )(?<!parsers )(?<!tool )\bstream(ing)? (the )?(tokens?|output|responses?|chat)\b",
+         1.0, 0.3),
+    # the offline `LLM` API, request parameters, CLI arguments, metrics: the user-facing surface of vLLM
+    Word("frontend", r"(?-i:\bLLM\()|\bllm\.(generate|chat|encode|embed)\b|\boffline inference\b|"
+                     r"\bsampling[-_ ]?params\b|\breasoning[-_ ]parser\b|\benable[-_ ]reasoning\b|\bprometheus\b|"
+                     r"/metrics\b|\bmetrics endpoint\b|\b(cli|command[-_ ]line) (arg\w*|options?|flags?|parameters?)\b|"
+                     r"\bargparse\b|\bunrecognized arguments\b|"
+                     r"\b(multiple|several|many|two|different) (llms?|(llm |base )?models)\b"
+                     r"[^.?!\n]{0,40}\b(servers?|endpoints?|instances?|ports?|gateways?)\b|"
+                     r"\b404\b[^\n]{0,40}\bnot found\b|\bnot found\b[^\n]{0,10}\b404\b|/generate\b"),
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
     Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
@@ -170,6 +199,7 @@ FAILURE: tuple[Pattern, ...] = (
                       r"kv cache is needed|available kv cache memory"),
     Pattern("kv-cache", r"stored in kv cache|kv cache is needed|available kv cache memory|kv[-_ ]cache|prefix cach"),
     Pattern("nvidia-compat", r"no kernel image is available|compute capability|bfloat16 is only supported|"
+                             r"fp8e4nv not supported|not supported in this architecture|"
                              r"does not support bfloat16|cuda capability sm_\d+|is not compatible with the current "
                              r"pytorch installation|sm_\d{2,3}\w? is not (supported|compatible)"),
     Pattern("new-model", r"model architectures? .{0,200}(are|is) not supported|failed to be inspected|"
@@ -252,6 +282,13 @@ def _gt1(v: Any) -> bool:
         return False
 
 
+def _positive(v: Any) -> bool:
+    try:
+        return float(v) > 0
+    except (TypeError, ValueError):
+        return False
+
+
 def _set(v: Any) -> bool:
     return v not in (None, False, "", "none", "None", "auto", 0, {}, [])
 
@@ -262,6 +299,7 @@ class FlagSignal:
     flag: str
     test: Callable[[Any], bool]
     weight: float = 0.5
+    subject: bool = False   # the flag is what the report is about: it counts without other evidence
 
 
 FLAGS: tuple[FlagSignal, ...] = (
@@ -277,7 +315,9 @@ FLAGS: tuple[FlagSignal, ...] = (
     FlagSignal("structured-output", "guided_decoding_backend", _set),
     FlagSignal("structured-output", "structured_outputs_config", _set),
     FlagSignal("ray", "distributed_executor_backend", lambda v: str(v).lower() == "ray"),
-    FlagSignal("moe", "enable_expert_parallel", _set),
+    FlagSignal("moe", "enable_expert_parallel", _set, 1.0, subject=True),
+    FlagSignal("cpu", "device", lambda v: str(v).lower() == "cpu", 1.0, subject=True),
+    FlagSignal("memory", "cpu_offload_gb", lambda v: _positive(v), 1.0, subject=True),
     FlagSignal("multi-modality", "limit_mm_per_prompt", _set),
     FlagSignal("kv-cache", "enable_prefix_caching", _set, 0.3),
     FlagSignal("kv-cache", "kv_cache_dtype", _set, 0.3),
@@ -287,8 +327,11 @@ FLAGS: tuple[FlagSignal, ...] = (
 # the served model (name or resolved architecture)
 MODEL: tuple[Pattern, ...] = (
     Pattern("multi-modality", r"(?<![a-z])vl(?![a-z])|\dvl|vision|llava|internvl|pixtral|idefics|paligemma|"
-                              r"minicpm-?[ov]|glm-?4(\.\d+)?v|omni|qwen\d?(\.\d)?-?audio|whisper|molmo|"
+                              r"minicpm[-_]?(llama\d?[-_]?)?[ov](?![a-z])|glm-?4(\.\d+)?v|omni|qwen\d?(\.\d)?-?audio|"
+                              r"whisper|molmo|florence|"
                               r"ForConditionalGeneration", 0.6),
+    Pattern("moe", _MOE_MODELS + r"|moe\w*for|(mixtral|deepseekv[23]|llama4|dbrx|jamba|grok\d?)\w*for(causallm|"
+                                 r"conditionalgeneration)", 0.6),
     Pattern("quantization", r"(?<![a-z])(awq|gptq|gguf|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|bnb|4bit|8bit)"
                             r"(?![a-z])|\.gguf$", 0.5),
 )
@@ -320,69 +363,8 @@ _FAILURE_NEEDLES = [needles(p.pattern) for p in FAILURE]
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern)) for f in FRAMES]
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
-
-# lines of the description that are not the reporter's prose
-_LOG_LINE = re.compile(
-    r"^\s*(\([\w .=,-]{1,80} pid=\d+|\[rank\d+\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|\d{4}-\d\d-\d\d[ T]\d|"
-    r"\d\d-\d\d \d\d:\d\d|File \"|Traceback \(|During handling|The above exception|\^{3,}|\[(pip3?|conda)\]|"
-    r"[\w.]+(Error|Exception|Warning|Exit|Interrupt)\b:?|\$ |>>> |#\d+ |\+ |[-+]{3,}|[|=]{3,})",
-    re.IGNORECASE,
-)
-_CONFIG_PAIR = re.compile(r"\b\w+=(None|True|False|\d|'|\"|\{|\[|torch\.)")
-_PIP_LINE = re.compile(r"^\s*[\w.-]{1,80}\s*(==|>=|<=|~=|@)\s*\S{1,80}\s*$|^\s*[\w.-]{1,80}\s+\d[\w.+-]{0,40}\s*$")
-_ENV_LABELS = (
-    "pytorch version", "is debug build", "cuda used to build", "rocm used to build", "xpu used to build", "os:",
-    "gcc version", "clang version", "cmake version", "libc version", "python version", "python platform",
-    "is cuda available", "cuda runtime version", "cuda_module_loading", "gpu models and configuration",
-    "nvidia driver version", "cudnn version", "hip runtime version", "miopen runtime version", "is xnnpack",
-    "rocm version", "neuron sdk", "vllm version", "vllm build flags", "cuda archs", "gpu topology", "cpu:",
-    "architecture:", "model name:", "flags:", "vulnerability", "numa node", "l1d cache", "l2 cache", "l3 cache",
-    "versions of relevant libraries", "is xpu available", "intel gpu models", "collecting environment information",
-)
-_ENV_VAR = re.compile(r"^\s*(export\s+)?[A-Z][A-Z0-9_]{2,}=")
-# a pasted command line: what the reporter ran (read as flags), not what the report is about
-_COMMAND = re.compile(r"^\s*(\$\s*)?(sudo\s+)?(vllm\s+(serve|bench)|python3?\s+(-m\s+)?[\w./-]+|docker\s+run|"
-                      r"(uv\s+)?pip3?\s+install|torchrun|ray\s+start)\b")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-
-
-def prose_lines(description: str) -> list[str]:
-    """The reporter's own words: description lines outside code blocks, minus pasted logs/dumps/configs."""
-    out: list[str] = []
-    fence: str | None = None
-    in_details_env = False
-    for raw in description.split("\n"):
-        line = raw.rstrip()
-        m = _FENCE.match(line)
-        if m:
-            run = m.group(1)
-            if fence is None:
-                fence = run
-            elif run[0] == fence[0] and len(run) >= len(fence):
-                fence = None
-            continue
-        if fence is not None:
-            continue
-        low = line.strip().lower()
-        if not low:
-            continue
-        if "collect_env" in low or "collect-env" in low:
-            in_details_env = "<details" in low or "<summary" in low or in_details_env
-            continue
-        if in_details_env:
-            if "</details>" in low:
-                in_details_env = False
-            continue
-        if (len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line)
-                or _COMMAND.match(line)):
-            continue
-        if any(low.startswith(label) for label in _ENV_LABELS) or ("could not collect" in low):
-            continue
-        if len(_CONFIG_PAIR.findall(line)) >= 2:
-            continue
-        out.append(line)
-    return out
-
+# titles and prose are corrected toward the keywords of WORDS before they are searched (typos, inflections)
+_WORDING = Wording(w.pattern for w in WORDS)
 
 _TITLE_WORD = re.compile(r"[A-Za-z]{3,}")
 _PLACEHOLDER_TITLES = {"title", "bug", "issue", "error", "help", "question", "usage", "feature", "installation"}
@@ -432,13 +414,17 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     platform = report.environment.platform
     if platform in PLATFORMS and report.kind in PLATFORM_KINDS:
         topic, weight = PLATFORMS[platform]
+        if platform == "cpu" and _cpu_chosen(report):
+            weight = THRESHOLD
         s.add(topic, "platform", weight if _platform_confirmed(report) else min(weight, 0.5))
+    elif report.environment.os == "macos" and report.kind in PLATFORM_KINDS:
+        s.add("cpu", "platform", THRESHOLD)   # vLLM runs on macOS on the CPU only
 
-    lines = prose_lines(report.description or "")
-    prose = "\n".join(lines)
+    prose = report.prose if report.prose is not None else "\n".join(prose_lines(report.description or ""))
     title = report.title_text or ""
-    if _placeholder_title(title) and lines:
-        title = lines[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
+    if _placeholder_title(title) and prose:
+        title = prose.split("\n", 1)[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
+    title, prose = _WORDING.correct(title), _WORDING.correct(prose)
     title_low, prose_low = title.lower(), prose.lower()
     for (word, rx), need in zip(_WORDS, _WORD_NEEDLES, strict=True):
         if title and _may_match(title_low, need) and rx.search(title):
@@ -464,7 +450,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:
-        corroborated = set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
+        corroborated = sig.subject or set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
         if corroborated and sig.flag in report.flags and sig.test(report.flags[sig.flag]):
             s.add(sig.topic, "flag", sig.weight)
 
@@ -478,6 +464,12 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if nvidia and "finding" not in nvidia and _not_nvidia(report):
         del s.by_topic["nvidia-compat"]
     return s.by_topic
+
+
+def _cpu_chosen(report: Report) -> bool:
+    """vLLM itself ran on the CPU: it says so in the log, or the reporter asked for it, or it is a Mac."""
+    return ("detected platform cpu" in report.body or report.environment.os == "macos"
+            or str(report.flags.get("device", "")).lower() == "cpu")
 
 
 _HIP_ERROR = re.compile(r"\bhip error\b|hipError\w+|\bHIP kernel errors\b", re.IGNORECASE)

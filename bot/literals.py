@@ -349,6 +349,7 @@ def _collect_seq(seq: Seq, out: set[Phrase]) -> None:
                 out.add(Phrase(text, stem))
         run.clear()
 
+    closed = False   # the run ends in a word boundary: what follows cannot continue its last word
     for item in seq.items:
         part = _finite(item)
         if part is not None:
@@ -358,7 +359,9 @@ def _collect_seq(seq: Seq, out: set[Phrase]) -> None:
             if size > MAX_EXPANSION:
                 flush(False)
             run.append(part)
+            closed = isinstance(item, Assert) and item.boundary or (closed and isinstance(item, Assert))
             continue
-        flush(_open_right(item))
+        flush(_open_right(item) and not closed)
+        closed = False
         _collect(item, out)
     flush(False)

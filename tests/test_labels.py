@@ -373,3 +373,54 @@ RuntimeError: Engine process failed to start. See stack trace for the root cause
 AttributeError: 'NoneType' object has no attribute 'group'
 ```"""
     assert "frontend" in _labels("[Bug]: streaming chat crashes", chat)
+
+
+@pytest.mark.parametrize(("title", "want"), [
+    ("[Bug]: pipline paralelism with 2 nodes hangs at start", {"pipeline-parallel"}),
+    ("[Bug]: qunatization of Qwen2.5-7B fails", {"quantization"}),
+    ("[Usage]: is specualtive decoding supported for this model", {"speculative-decoding"}),
+    ("[Bug]: multi modal requests return empty text", {"multi-modality"}),
+    ("[Bug]: torch-compile fails after upgrade", {"torch.compile"}),
+])
+def test_titles_with_misspelt_or_differently_joined_keywords(title: str, want: set[str]) -> None:
+    got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
+    assert want <= got, got
+
+
+@pytest.mark.parametrize(("title", "want", "not_want"), [
+    ("[Bug]: the qwen3 reasoning parser drops the first think token", {"frontend"}, {"tool-calling"}),
+    ("[Usage]: SamplingParams ignores min_tokens", {"frontend"}, set()),
+    ("[Bug]: /metrics reports no prometheus counters", {"frontend"}, set()),
+    ("[Bug]: Qwen/Qwen3-30B-A3B produces garbage with fp8 on two nodes", {"moe", "quantization"}, set()),
+    ("[Bug]: Llama-4-Maverick-17B-128E-Instruct crashes at load", {"moe"}, set()),
+    ("[Bug]: MiniCPM-V_2_6 crashes with two images", {"multi-modality"}, set()),
+    ("[Usage]: how to serve multiple models on one server", {"frontend"}, set()),
+])
+def test_topic_definitions_in_titles(title: str, want: set[str], not_want: set[str]) -> None:
+    body = "### 🐛 Describe the bug\n\nSee title.\n```\nvllm serve Qwen/Qwen3-30B-A3B\n```\n"
+    got = set(topic_labels(parse(title, body), ()))
+    assert want <= got, got
+    assert not (not_want & got), got
+
+
+def test_flags_that_are_the_subject_carry_their_topic_alone() -> None:
+    cases = [
+        ("--device cpu", "cpu"), ("--enable-expert-parallel", "moe"), ("--cpu-offload-gb 20", "memory"),
+    ]
+    for flag, topic in cases:
+        r = bug("[Bug]: the server exits at start", f"```\nvllm serve meta-llama/Llama-3.1-8B-Instruct {flag}\n```\n"
+                                                      "It exits without an error.")
+        assert topic in topic_labels(r, ()), flag
+    # a flag that only says what was run still needs other evidence
+    r = bug("[Bug]: the server exits at start", "```\nvllm serve org/m --enable-lora\n```\nIt exits.")
+    assert "lora" not in topic_labels(r, ())
+
+
+def test_a_cpu_run_is_the_cpu_topic() -> None:
+    log = ("```\nINFO 05-01 10:00:00 [__init__.py:239] Automatically detected platform cpu.\n"
+           "RuntimeError: Failed to infer device type\n```")
+    assert "cpu" in topic_labels(parse("[Bug]: server does not start", log), ())
+    mac = parse("[Bug]: install fails", "### Your current environment\n\n```text\nOS: macOS 15.1 (arm64)\n"
+                "Python platform: macOS-15.1-arm64-arm-64bit\n```\n### 🐛 Describe the bug\n\npip install fails.")
+    assert mac.environment.os == "macos"
+    assert "cpu" in topic_labels(mac, ())

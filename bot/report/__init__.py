@@ -18,6 +18,7 @@ from bot.report.model import (
     Section,
     Traceback,
 )
+from bot.report.prose import prose_lines
 from bot.report.sections import description_text, split_sections
 from bot.report.tracebacks import extract_errors
 
@@ -55,6 +56,7 @@ def parse(title: str | None, body: str | None) -> Report:
     model, architectures = model_and_architectures(lines, commands, nda)
     environment, placeholder = parse_environment(title, body, sections, lines)
     needs_info = _needs_info(kind, environment)
+    description = description_text(body, sections)
     return Report(
         title=title,
         title_text=title_text,
@@ -62,7 +64,8 @@ def parse(title: str | None, body: str | None) -> Report:
         kind_source=kind_source,
         body=body,
         sections=sections,
-        description=description_text(body, sections),
+        description=description,
+        prose="\n".join(prose_lines(description)),
         environment=environment,
         environment_placeholder=placeholder,
         log_lines=lines,

@@ -115,6 +115,8 @@ class Report:
     body: str                          # the raw body (possibly truncated to the parser's limit)
     sections: tuple[Section, ...] = ()
     description: str = ""              # the prose/description part: body minus environment dump and checklist
+    prose: str | None = None           # the reporter's own words in the description (bot/report/prose.py);
+    #                                    None when not computed (a Report built by hand)
     environment: Environment = field(default_factory=Environment)
     environment_placeholder: bool = False   # the environment section holds only the template placeholder
     log_lines: tuple[str, ...] = ()    # every body line with ANSI, process tags, logger headers and \r stripped

@@ -1,0 +1,224 @@
+"""Words as people write them: a text is corrected toward the keywords of a set of patterns before it is searched.
+
+The keywords are the literal phrases of the patterns (`bot.literals.phrases`): `\\bquantiz\\w*` gives the stem
+`quantiz`, `tool[-_ ]?call` gives `tool call`, `toolcall`, …. A word of the text is replaced by a keyword when
+
+* it is the keyword written with doubled letters dropped or doubled ("paralel", "parrallel"),
+* it is the plural or the singular of a keyword ("wheels" for `wheel`),
+* it is one edit away from a keyword of 7 letters or more (a letter missing, added, changed, or two neighbours
+  swapped; never the first letter, never only the last: "qunatization", "pipline", "speculatve"), or two
+  neighbours swapped in one of 5-6 letters ("memroy"),
+* it is one edit away from a stem's keyword with a common ending ("quantisation" -> "quantization" for
+  `quantiz\\w*`); a word that starts with the stem is left alone, it matches already,
+* or two words of the text are one keyword written apart, joined or hyphenated differently ("tool-call",
+  "multi modal", "toolcall" when the pattern spells `tool call`).
+
+Words of the text that are keywords already, or are near no keyword, stay as written; so does everything else
+in the text, and a corrected text without any change is the same object. Patterns are never rewritten, so RE2
+and the needles keep working; the correction is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bot.literals import phrases
+
+MIN_EDIT = 7          # a keyword this long tolerates any one edit
+MIN_SWAP = 5          # a keyword this long tolerates two swapped neighbours
+MIN_STEM = 5          # a stem this long is also looked for with common endings
+MIN_HEAD = 3          # a keyword written as two words is looked for when its first part is this long
+MAX_TOKEN = 40
+MAX_CACHE = 50_000
+# phrases holding one of these are sentences, not terms: no joined or split form is looked for
+FUNCTION_WORDS = frozenset({"a", "an", "the", "is", "are", "was", "of", "for", "to", "on", "in", "at", "by", "with",
+                            "and", "or", "not", "no", "new", "add", "please", "use", "using", "does", "do", "from",
+                            "as", "be", "it", "this", "that", "has", "have", "can", "cannot"})
+# endings a stem (`quantiz\w*`) commonly takes; a wrong guess only adds a word nobody writes
+ENDINGS = ("", "e", "s", "es", "ed", "er", "ers", "ing", "ion", "ions", "ation", "ations", "ive", "ism", "ize",
+           "ized", "ise", "ised", "le", "al", "or", "ors")
+
+# a snake_case identifier is one token: code, not words, so it is never corrected
+_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_SEP = re.compile(r"[- \t]{1,3}")
+
+
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+_DOUBLED = re.compile(r"([a-z0-9])\1+")
+
+
+def squash(text: str) -> str:
+    """Lower case, letters and digits only, each run of one letter written once: "Paral-lel" -> "paralel"."""
+    return _DOUBLED.sub(r"\1", _NOT_WORD.sub("", text.lower()))
+
+
+def _deletions(key: str) -> set[str]:
+    return {key[:i] + key[i + 1:] for i in range(len(key))}
+
+
+def _one_edit(a: str, b: str, swap_only: bool) -> bool:
+    """a and b differ by one edit (swap_only: by two neighbours swapped)."""
+    if a == b:
+        return False
+    la, lb = len(a), len(b)
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+            return True
+        return len(diff) == 1 and not swap_only
+    if swap_only or abs(la - lb) != 1:
+        return False
+    short, long_ = (a, b) if la < lb else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1:]
+
+
+class Wording:
+    """The keywords of some patterns, and the correction of texts toward them."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.words: dict[str, str] = {}            # squashed single word -> the keyword as written
+        self.origin: dict[str, str] = {}           # squashed single word -> the phrase or stem it comes from
+        self.forms: set[str] = set()               # every keyword form as a pattern accepts it (lower case)
+        self.joined: dict[str, str] = {}           # squashed phrase of several words -> the phrase as written
+        self.tails: dict[str, set[str]] = {}       # squashed first part of a keyword written apart -> last parts
+        #                                            (lower case, as written)
+        self.near: dict[str, set[str]] = {}        # a squashed keyword with one letter deleted -> keywords
+        self.whole: set[str] = set()               # squashed keywords that are a whole phrase, not a part of one
+        self.stems: set[str] = set()               # stems as written (`quantiz` of `quantiz\w*`)
+        self.stem_phrases: set[str] = set()        # the same for phrases (`tool call` of `tool[-_ ]?call\w*`)
+        self._cache: dict[str, tuple[str | None, str, bool]] = {}
+        self._plain: set[str] = set()              # tokens seen that need nothing: neither fixed nor a first part
+        for pattern in patterns:
+            for phrase in phrases(pattern):
+                self._add(phrase.text, phrase.stem)
+        for key in self.words:
+            if len(key) >= MIN_SWAP:
+                for d in _deletions(key) | {key}:
+                    self.near.setdefault(d, set()).add(key)
+        for written in self.words.values():
+            for cut in range(MIN_HEAD, len(written) - MIN_HEAD + 1):   # "multi modal" for `multimodal`
+                self.tails.setdefault(squash(written[:cut]), set()).add(written[cut:])
+
+    def _add(self, text: str, stem: bool) -> None:
+        if not any(c.isalpha() for c in text):
+            return
+        last = _TOKEN.findall(text)[-1:]
+        if stem and last and text.endswith(last[0]):
+            self.stems.add(last[0])
+            self.stem_phrases.add(text)
+        for ending in ENDINGS if stem and len(last[0]) >= MIN_STEM else ("",):
+            written = text + ending
+            self.forms.add(written)
+            tokens = _TOKEN.findall(written)
+            if len(tokens) == 1 and tokens[0] == written:
+                self._word_form(written, text)
+                self.whole.add(squash(written))
+            elif 2 <= len(tokens) <= 3 and not any(t in FUNCTION_WORDS for t in tokens):
+                key = squash(written)
+                if len(key) >= MIN_SWAP:
+                    self.joined.setdefault(key, written)
+                    if len(tokens) == 2:
+                        self.tails.setdefault(squash(tokens[0]), set()).add(tokens[1])
+                for i, token in enumerate(tokens):   # each word of a phrase is a keyword too
+                    if token.isalpha():
+                        self.forms.add(token)
+                        self._word_form(token, text if i == len(tokens) - 1 else token)
+
+    def _word_form(self, written: str, origin: str) -> None:
+        key = squash(written)
+        if len(key) >= MIN_SWAP and written.isalpha() and key not in self.words:
+            self.words[key] = written
+            self.origin[key] = origin
+
+    def word(self, token: str) -> str | None:
+        """The keyword a token of the text stands for, when it is not written as one already."""
+        return self._lookup(token)[0]
+
+    def _lookup(self, token: str) -> tuple[str | None, str, bool]:
+        """(the keyword the token stands for or None, the token squashed, may start a split keyword), cached."""
+        hit = self._cache.get(token)
+        if hit is None:
+            low = token.lower()
+            key = squash(low)
+            hit = (self._word(low, key), key, key in self.tails)
+            if len(self._cache) >= MAX_CACHE:
+                self._cache.clear()
+                self._plain.clear()
+            self._cache[token] = hit
+            if hit[0] is None and not hit[2]:
+                self._plain.add(token)
+        return hit
+
+    def _word(self, low: str, key: str) -> str | None:
+        if len(low) < MIN_SWAP - 1 or len(low) > MAX_TOKEN or not low.isalpha() or low in self.forms:
+            return None
+        if any(low[:n] in self.stems for n in range(3, len(low))):
+            return None                            # "embedding" matches `embed\w*` as written
+        if key in self.words:
+            return self.words[key]                 # doubled letters written single or the other way
+        if key in self.joined:
+            return self.joined[key]                # "toolcall" for `tool call`
+        singular = (low[:-1], low[:-2]) if low.endswith("s") else ()
+        for plural in (low + "s", low + "es", *singular):
+            if plural in self.forms and plural.isalpha():
+                return plural                      # "wheels" for `wheel`, "backend" for `backends`
+        candidates: set[str] = set()
+        for d in _deletions(key) | {key}:
+            candidates.update(self.near.get(d, ()))
+        # a letter more or less at the end is another word ("structure", "structured"), not a typo
+        best = sorted(c for c in candidates if c[0] == key[0] and not (c.startswith(key) or key.startswith(c))
+                      and _one_edit(key, c, swap_only=len(c) < MIN_EDIT))
+        if not best or len({self.origin[c] for c in best}) > 1:
+            return None                            # near nothing, or near two different keywords: no guess
+        return self.words[best[0]]
+
+    def correct(self, text: str) -> str:
+        """`text` with words near a keyword written as the keyword (the same object when nothing changed)."""
+        if not text or not self.words:
+            return text
+        lookup = self._lookup
+        tokens = set(_TOKEN.findall(text))
+        fixes = False
+        heads: list[str] = []
+        for token in tokens - self._plain:   # most words of a text were seen before and need nothing
+            fixed, key, head = lookup(token)
+            fixes = fixes or fixed is not None
+            if head:
+                heads.append(key)
+        pairs = False
+        if heads:
+            low = set(_TOKEN.findall(text.lower()))
+            pairs = any(not self.tails[h].isdisjoint(low) for h in heads)
+        if not fixes and not pairs:
+            return text
+        edits: list[tuple[int, int, str]] = []
+        prev: re.Match[str] | None = None
+        prev_key, prev_head = "", False
+        for m in _TOKEN.finditer(text):
+            fixed, key, head = lookup(m.group())
+            if fixed is not None:
+                edits.append((m.start(), m.end(), fixed))
+            elif prev_head and prev is not None:
+                # two words that are one keyword written apart, hyphenated or joined differently
+                pair_key = prev_key + key[1:] if key[:1] == prev_key[-1:] else prev_key + key
+                phrase = self.joined.get(pair_key) or (self.words.get(pair_key) if pair_key in self.whole else None)
+                if phrase is not None and not (edits and edits[-1][1] > prev.start()) \
+                        and _SEP.fullmatch(text, prev.end(), m.start()):
+                    pair = text[prev.start():m.end()].lower()
+                    if pair not in self.forms and not any(pair[:n] in self.stem_phrases for n in range(len(pair))):
+                        edits.append((prev.start(), m.end(), phrase))
+            prev, prev_key, prev_head = m, key, head
+        if not edits:
+            return text
+        out: list[str] = []
+        at = 0
+        for start, end, fixed in edits:
+            out.append(text[at:start])
+            out.append(fixed)
+            at = end
+        out.append(text[at:])
+        return "".join(out)
