@@ -29,9 +29,10 @@ import time
 from pathlib import Path
 
 from bench.corpus import Generator
-from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import IssueDoc, build_doc
 from bot.report import parse
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 CHRONO_QUERIES = 500
 
@@ -67,7 +68,7 @@ def run_child(store_kind: str, size: int, workdir: Path, doc_seconds: float, doc
     path = workdir / f"index-{size}.sqlite3"
     if path.exists():
         path.unlink()
-    store = MemoryStore() if store_kind == "memory" else SqliteStore(path)
+    store = MemoryIndexStore() if store_kind == "memory" else SqliteIndexStore(path)
     index = DuplicateIndex(store)
     insert_s = insert_cpu = 0.0
     every = max(1, size // CHRONO_QUERIES)

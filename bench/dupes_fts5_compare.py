@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.dupes_fts5_compare [--sizes 10000 100000] [--queries 1000] [--variants ...]
 
 Variants (each built and queried in its own process, so peak RSS is its own):
-  tables     the current store (bot/dupes/store.py SqliteStore): `terms` / `postings` / `keys` / `issues`;
+  tables     the current store (bot/stores/dupes/sqlite.py SqliteIndexStore): `terms` / `postings` / `keys` / `issues`;
              stage 1 reads the postings of the query's rarest terms within a budget of 1,200 postings.
   fts5       an FTS5 table over the same fields, already tokenised by bot/dupes/text.py (title, error, body,
              flag; `detail=full`), column weights 3 / 2 / 1 / 1 in `bm25()`; stage 1 is
@@ -41,18 +41,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import Generator
-from bot.dupes import DuplicateIndex, SqliteStore, StoredIssue
+from bot.dupes import DuplicateIndex, StoredIssue
 from bot.dupes.document import IssueDoc, build_doc, field_tokens
 from bot.dupes.index import RESCORE, budgeted_terms
 from bot.report import parse
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 FIELD_NAMES = ("title", "error", "body", "flag")
 VARIANTS = ("tables", "fts5", "fts5-all", "fts5-col", "fts5-df")
 
 
 # -- the FTS5 variant -------------------------------------------------------------------------------------
-class Fts5Store(SqliteStore):
-    """SqliteStore's `issues` and `keys` tables plus an FTS5 table instead of `terms` / `postings`."""
+class Fts5Store(SqliteIndexStore):
+    """SqliteIndexStore's `issues` and `keys` tables plus an FTS5 table instead of `terms` / `postings`."""
 
     def __init__(self, path: str | Path, detail: str = "full", own_df: bool = False) -> None:
         super().__init__(path)
@@ -156,7 +157,7 @@ def run_child(variant: str, size: int, workdir: Path, doc_seconds: float, doc_cp
     path = workdir / f"{variant}-{size}.sqlite3"
     for old in workdir.glob(f"{variant}-{size}.sqlite3*"):
         old.unlink()
-    store = SqliteStore(path) if variant == "tables" else \
+    store = SqliteIndexStore(path) if variant == "tables" else \
         Fts5Store(path, detail="column" if variant == "fts5-col" else "full", own_df=variant == "fts5-df")
     index = RecordingIndex(store)
     index.all_terms = variant == "fts5-all"

@@ -4,7 +4,7 @@
         [--devset ISSUES.jsonl GOLD.jsonl SCORE.py]
 
 1. Speed, on the synthetic corpus (bench/corpus.py): index build rate and search p50/p99 for the in-memory
-   store and bot.dupes' SQLite file (what a per-replica copy would use) and for bot/app/dupes_pg.py (one
+   store and bot.dupes' SQLite file (what a per-replica copy would use) and for bot/stores/dupes/postgres.py (one
    index in Postgres that every replica reads and writes). A per-replica copy also pays a cold start:
    loading every document of the repository before its first search (the build time here).
 2. Quality, on a labelled export (optional): the index over the Postgres store must score exactly like the
@@ -16,7 +16,6 @@ Scores come from the given score.py; the labelled files are only read.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import statistics
@@ -31,11 +30,11 @@ from urllib.parse import quote
 import psycopg
 
 from bench.corpus import Generator
-from bot.app.dupes_pg import PostgresIndexes
-from bot.app.store_pg import PostgresStore
-from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.report import parse
+from bot.stores.dupes.postgres import PostgresIndexes, migrate
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 
 def with_schema(url: str, schema: str) -> str:
@@ -48,12 +47,7 @@ def fresh_schema(base: str) -> tuple[str, str]:
         conn.execute(f"CREATE SCHEMA {schema}")
     url = with_schema(base, schema)
 
-    async def migrate() -> None:
-        store = PostgresStore(url)
-        await store.migrate()
-        await store.close()
-
-    asyncio.run(migrate())
+    migrate(url)
     return url, schema
 
 
@@ -71,8 +65,8 @@ def speed(base: str, size: int, queries: int) -> None:
     url, schema = fresh_schema(base)
     owner = PostgresIndexes(url)
     tmp = tempfile.mkdtemp()
-    stores = {"memory (per-replica copy)": MemoryStore(),
-              "sqlite file (per-replica copy)": SqliteStore(Path(tmp) / "dupes.sqlite3"),
+    stores = {"memory (per-replica copy)": MemoryIndexStore(),
+              "sqlite file (per-replica copy)": SqliteIndexStore(Path(tmp) / "dupes.sqlite3"),
               "postgres (shared)": owner.store("o/r")}
     try:
         for name, store in stores.items():
@@ -120,7 +114,7 @@ def quality(base: str, issues_path: str, gold: str, score_py: str) -> None:
     url, schema = fresh_schema(base)
     owner = PostgresIndexes(url)
     try:
-        memory, pg = DuplicateIndex(MemoryStore()), DuplicateIndex(owner.store("o/r"))
+        memory, pg = DuplicateIndex(MemoryIndexStore()), DuplicateIndex(owner.store("o/r"))
         rows: dict[str, list[dict]] = {"memory": [], "postgres": []}
         for issue in issues:
             report = parse(issue.title, issue.body)

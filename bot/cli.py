@@ -20,9 +20,9 @@ def _rules(args: argparse.Namespace):
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from bot.dupes import DuplicateIndex
     from bot.dupes.history import ChronologicalIndex
     from bot.replay import ReplaySummary, load_sorted, print_readable, progress_bar, replay, write_jsonl
+    from bot.stores.dupes import open_index_file
 
     rules = _rules(args)
     summary = ReplaySummary()
@@ -30,7 +30,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for problem in summary.problems:
         print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
     # each issue sees only earlier ones, also when --db reuses an index that holds the whole export
-    index = None if args.no_duplicates else ChronologicalIndex(DuplicateIndex.open(args.db), issues)
+    index = None if args.no_duplicates else ChronologicalIndex(open_index_file(args.db), issues)
     progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
     html = None
     if args.html:
@@ -74,13 +74,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     title, body = _read_issue(args.file, args.title)
     print(explain(title, body, rules))
     if args.db:
-        from bot.dupes import DuplicateIndex
         from bot.dupes.history import describe_candidates
         from bot.report import parse
+        from bot.stores.dupes import open_index_file
 
         if not Path(args.db).exists():
             sys.exit(f"vllm-triage explain: {args.db}: no such index (build it with `vllm-triage index`)")
-        index = DuplicateIndex.open(args.db)
+        index = open_index_file(args.db)
         report = parse(title, body)
         print(describe_candidates(index, report, rules.evaluate(report), exclude=args.number))
         index.close()
@@ -119,9 +119,9 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     import aiohttp
 
     from bot.app.backfill import backfill, client_for
-    from bot.app.core import index_path, open_index
     from bot.app.settings import SettingsError, from_env
-    from bot.app.store import open_store
+    from bot.stores.deliveries import open_delivery_store
+    from bot.stores.dupes import index_path, open_index_file, open_repo_index
 
     repo = args.github
     if repo.count("/") != 1 or not all(repo.split("/")):
@@ -131,20 +131,18 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     except SettingsError as e:
         sys.exit(f"vllm-triage index: {e}")
     rules = _rules(args)
-    if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/app/dupes_pg.py)
-        from bot.app.dupes_pg import open_postgres_index
-
-        path, index = "the Postgres database", open_postgres_index(settings.database_url, repo)
+    if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/stores/dupes/postgres.py)
+        path, index = "the Postgres database", open_repo_index(settings.database_url, settings.data_dir, repo)
     else:
         path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
-        index = open_index(path)
+        index = open_index_file(path)
 
     async def go():
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:
             gh, installation = await client_for(repo, settings, session, os.environ.get("GITHUB_TOKEN"))
             store = None
             if args.queue_missed:
-                store = open_store(settings.database_url)
+                store = open_delivery_store(settings.database_url)
                 await store.migrate()
             try:
                 def progress(n: int) -> None:
@@ -165,9 +163,9 @@ def cmd_index_github(args: argparse.Namespace) -> int:
 
 
 def cmd_index_export(args: argparse.Namespace) -> int:
-    from bot.dupes import DuplicateIndex
     from bot.dupes.history import build_from_export, stderr_progress
     from bot.replay import ReplaySummary, load_sorted
+    from bot.stores.dupes import open_index_file
 
     if not args.db:
         sys.exit("vllm-triage index: give --db PATH for the index file")
@@ -176,7 +174,7 @@ def cmd_index_export(args: argparse.Namespace) -> int:
     issues = load_sorted(args.export, problems)
     for problem in problems:
         print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
-    index = DuplicateIndex.open(args.db)
+    index = open_index_file(args.db)
     try:
         progress = stderr_progress() if sys.stderr.isatty() else None
         summary = build_from_export(issues, index, rules.evaluate, progress)
@@ -193,24 +191,17 @@ def cmd_redeliver(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    import asyncio
-
     from bot.app.settings import SettingsError, from_env
-    from bot.app.store import open_store
+    from bot.stores.database import MissingDriver
+    from bot.stores.registry import migrate_all
 
     try:
         settings = from_env()
-    except SettingsError as e:
+        done = migrate_all(settings.database_url, settings.data_dir)
+    except (SettingsError, MissingDriver) as e:
         sys.exit(f"vllm-triage migrate: {e}")
-
-    async def go() -> int:
-        store = open_store(settings.database_url)
-        try:
-            return await store.migrate()
-        finally:
-            await store.close()
-
-    print(f"schema at version {asyncio.run(go())} ({settings.database_url.split('://')[0]})")
+    for store, where, version in done:
+        print(f"{store}: schema at version {version} ({where})")
     return 0
 
 

@@ -16,8 +16,8 @@ import gidgethub
 
 from bot.app.plan import BotComment, Plan, sha
 from bot.app.repo_config import CONFIG_PATH, DEFAULT, RepoConfig, decode_contents, parse_config
-from bot.app.store import IssueState, Store
 from bot.comment import MARKER
+from bot.stores.deliveries import DeliveryStore, IssueState
 
 log = logging.getLogger("vllm_triage.actions")
 
@@ -94,7 +94,7 @@ async def repo_labels(gh: gidgethub.abc.GitHubAPI, repo: str) -> list[str]:
     return [lb["name"] async for lb in gh.getiter("/repos/{owner}/{repo}/labels?per_page=100", _split(repo))]
 
 
-async def apply(gh: gidgethub.abc.GitHubAPI, store: Store, repo: str, number: int, plan: Plan) -> IssueState:
+async def apply(gh: gidgethub.abc.GitHubAPI, store: DeliveryStore, repo: str, number: int, plan: Plan) -> IssueState:
     """Carry out `plan`; returns the state saved after the last write."""
     where = {**_split(repo), "number": number}
     state = plan.state

@@ -15,10 +15,10 @@ from gidgethub import apps
 
 from bot.app.github import GitHubClient
 from bot.app.settings import Settings
-from bot.app.store import Store
 from bot.dupes import DuplicateIndex
 from bot.report import parse
 from bot.rules import RuleSet
+from bot.stores.deliveries import DeliveryStore
 
 
 @dataclass
@@ -50,7 +50,7 @@ async def client_for(repo: str, settings: Settings, session: aiohttp.ClientSessi
 
 
 async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: DuplicateIndex, rules: RuleSet, *,
-                   store: Store | None = None, installation_id: int | None = None,
+                   store: DeliveryStore | None = None, installation_id: int | None = None,
                    progress: Callable[[int], None] | None = None) -> BackfillSummary:
     summary = BackfillSummary()
     started = time.monotonic()

@@ -15,15 +15,14 @@ import os
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import Any
 
 from bot.app.lifeline import follow_parent
-from bot.app.store import is_postgres
 from bot.decision import Candidate, Finding
 from bot.dupes import DuplicateIndex
 from bot.report import Report, parse
 from bot.rules import RuleSet
+from bot.stores.dupes import open_repo_index
 from bot.triage import SimilarIssues, Triage
 
 log = logging.getLogger("vllm_triage.core")
@@ -41,16 +40,6 @@ class Excluding:
         return tuple(c for c in found if c.number not in self.excluded)[:limit]
 
 
-def open_index(path: Path) -> DuplicateIndex:
-    """The duplicate index of one repository, an SQLite file under the data dir."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return DuplicateIndex.open(path)
-
-
-def index_path(data_dir: Path | str, repo: str) -> Path:
-    return Path(data_dir) / "dupes" / (repo.replace("/", "__") + ".sqlite3")
-
-
 class Core:
     def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
                  database_url: str | None = None) -> None:
@@ -65,12 +54,7 @@ class Core:
     def index(self, repo: str) -> DuplicateIndex:
         index = self.indexes.get(repo)
         if index is None:
-            if self.database_url and is_postgres(self.database_url):
-                from bot.app.dupes_pg import open_postgres_index
-
-                index = self.indexes[repo] = open_postgres_index(self.database_url, repo)
-            else:
-                index = self.indexes[repo] = open_index(index_path(self.data_dir, repo))
+            index = self.indexes[repo] = open_repo_index(self.database_url, self.data_dir, repo)
         return index
 
     def ready(self) -> bool:

@@ -69,8 +69,8 @@ async def forward(request: web.Request) -> web.Response:
 def create_intake_app(settings: Settings, socket_path: str) -> web.Application:
     from bot.app.metrics import Metrics
     from bot.app.server import INTAKE, METRICS, SETTINGS, STORE, webhook
-    from bot.app.store import open_store
     from bot.app.worker import Intake
+    from bot.stores.deliveries import open_delivery_store
 
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
@@ -78,7 +78,7 @@ def create_intake_app(settings: Settings, socket_path: str) -> web.Application:
     app[INTAKE] = Intake()
 
     async def lifecycle(app: web.Application):
-        app[STORE] = open_store(settings.database_url, pool_size=4)
+        app[STORE] = open_delivery_store(settings.database_url, pool_size=4)
         await app[STORE].migrate()  # the primary migrated already: this only opens the store
         # no cookie jar: one user's session cookie must never ride along with another user's request
         app[PRIMARY] = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=socket_path),

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.app.repo_config import RepoConfig
-from bot.app.store import IssueState
 from bot.comment import MARKER
+from bot.stores.deliveries import IssueState
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,13 @@ from bot.app.intake import IntakeProcesses, primary_socket
 from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
-from bot.app.store import Store, open_store
 from bot.app.worker import Intake, Worker, describe
+from bot.stores.deliveries import DeliveryStore, open_delivery_store
 from bot.triage import triage
 
 log = logging.getLogger("vllm_triage.server")
 
-STORE = web.AppKey("store", Store)
+STORE = web.AppKey("store", DeliveryStore)
 SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 WORKER = web.AppKey("worker", Worker)
@@ -149,7 +149,7 @@ async def api_installations(request: web.Request) -> web.Response:
     return web.json_response(await request.app[STORE].installations())
 
 
-def create_app(settings: Settings, *, store: Store | None = None, triage_fn: TriageFn = triage,
+def create_app(settings: Settings, *, store: DeliveryStore | None = None, triage_fn: TriageFn = triage,
                freeze_gc: bool = False, serves_intakes: bool = False) -> web.Application:
     """`freeze_gc` and `serves_intakes` (start the intake processes, which need the port bound with
     SO_REUSEPORT and the primary's Unix socket) are for `run`, the `serve` process."""
@@ -160,7 +160,7 @@ def create_app(settings: Settings, *, store: Store | None = None, triage_fn: Tri
     app[INTAKE] = Intake()
 
     async def lifecycle(app: web.Application):
-        app[STORE] = store or open_store(settings.database_url, pool_size=settings.workers + 4)
+        app[STORE] = store or open_delivery_store(settings.database_url, pool_size=settings.workers + 4)
         await app[STORE].migrate()
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout))
         github = GitHub(settings, session) if settings.has_credentials else None

@@ -20,10 +20,10 @@ from bot.app.metrics import Metrics
 from bot.app.plan import plan as make_plan
 from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
 from bot.app.settings import Settings, most_cautious
-from bot.app.store import IssueState, Store
 from bot.comment import render_cleared, render_comment
 from bot.dashboard.record import issue_meta, triage_detail
 from bot.labels import topic_labels
+from bot.stores.deliveries import DeliveryStore, IssueState
 from bot.triage import Triage, triage
 
 log = logging.getLogger("vllm_triage.service")
@@ -53,7 +53,7 @@ def summary(result: Triage, labels: list[str], comment: str | None) -> dict[str,
 
 
 class Service:
-    def __init__(self, settings: Settings, store: Store, *, github: GitHub | None = None,
+    def __init__(self, settings: Settings, store: DeliveryStore, *, github: GitHub | None = None,
                  triage_fn: TriageFn = triage, metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.store = store

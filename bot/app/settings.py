@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.app.store import is_postgres
+from bot.stores.database import is_postgres
 
 MODES = ("dry-run", "shadow", "live")  # from most to least cautious
 

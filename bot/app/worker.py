@@ -21,7 +21,7 @@ from bot.app.github import RetryLater
 from bot.app.handlers import dispatch
 from bot.app.service import Service
 from bot.app.settings import Settings
-from bot.app.store import Delivery, Store
+from bot.stores.deliveries import Delivery, DeliveryStore
 
 log = logging.getLogger("vllm_triage.worker")
 
@@ -51,7 +51,8 @@ def describe(error: BaseException) -> str:
 
 
 class Worker:
-    def __init__(self, settings: Settings, store: Store, service: Service, intake: Intake | None = None) -> None:
+    def __init__(self, settings: Settings, store: DeliveryStore, service: Service,
+                 intake: Intake | None = None) -> None:
         self.settings = settings
         self.intake = intake
         self.store = store

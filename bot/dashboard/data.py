@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from bot.app.store import DecisionRecord, Delivery, IssueState
 from bot.isotime import epoch
 from bot.rules import RuleSet
+from bot.stores.deliveries import DecisionRecord, Delivery, IssueState
 
 DAY = 86400.0
 SUPPRESS_RULE = "suppress-rule:"

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot.app.store import DecisionRecord, Delivery, IssueState
 from bot.dashboard import data
 from bot.report import Report, parse
 from bot.rules import RuleSet
+from bot.stores.deliveries import DecisionRecord, Delivery, IssueState
 
 MAX_FRAMES = 40
 

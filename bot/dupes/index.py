@@ -14,7 +14,6 @@ import heapq
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from bot.decision import Candidate, Finding
 from bot.dupes.document import IssueDoc, build_doc, doc_from_meta, doc_meta
@@ -30,7 +29,7 @@ from bot.dupes.scoring import (
     reason,
     self_score,
 )
-from bot.dupes.store import MemoryStore, SqliteStore, Store, StoredIssue
+from bot.dupes.store import IndexStore, MemoryIndexStore, StoredIssue
 from bot.report.model import Report
 
 POSTINGS_BUDGET = 1200     # postings read per query in stage 1, whatever the size of the history
@@ -61,8 +60,8 @@ def budgeted_terms(present: list[str], dfs: dict[str, int]) -> list[str]:
 class DuplicateIndex:
     """Implements the pipeline's SimilarIssues (search) and the replay's add."""
 
-    def __init__(self, store: Store | None = None, policy: Policy = DEFAULT_POLICY) -> None:
-        self.store: Store = store if store is not None else MemoryStore()
+    def __init__(self, store: IndexStore | None = None, policy: Policy = DEFAULT_POLICY) -> None:
+        self.store: IndexStore = store if store is not None else MemoryIndexStore()
         self.policy = policy
         self._last: tuple[Report, tuple[Finding, ...], IssueDoc] | None = None
 
@@ -74,11 +73,6 @@ class DuplicateIndex:
         doc = build_doc(report, findings)
         self._last = (report, findings, doc)
         return doc
-
-    @classmethod
-    def open(cls, path: str | Path | None, policy: Policy = DEFAULT_POLICY) -> DuplicateIndex:
-        """An SQLite-backed index at `path`, or an in-memory one when path is None."""
-        return cls(SqliteStore(path) if path else MemoryStore(), policy)
 
     def close(self) -> None:
         self.store.close()

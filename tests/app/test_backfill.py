@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bot.app.store import SqliteStore
 from bot.cli import main
+from bot.stores.deliveries import SqliteDeliveryStore
 
 from .fakegithub import APP_ID
 
@@ -31,7 +31,7 @@ async def test_index_github_pages_through_the_whole_history(tmp_path, fake, monk
     assert "indexed 245 issues" in out and "5 pull requests skipped" in out
     pages = [c for c in fake.calls if c.path == f"/repos/{REPO}/issues"]
     assert len(pages) == 3  # 100 per page, following the Link header
-    store = SqliteStore(tmp_path / "bot.sqlite3")
+    store = SqliteDeliveryStore(tmp_path / "bot.sqlite3")
     queued = await store.deliveries("queued", limit=1000)
     open_issues = [n for n, i in fake.repos[REPO].issues.items() if i.state == "open" and not i.pull_request]
     assert sorted(d.issue_number for d in queued) == sorted(open_issues)

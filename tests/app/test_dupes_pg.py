@@ -1,20 +1,18 @@
-"""The duplicate index on Postgres (bot/app/dupes_pg.py) ranks exactly like the in-memory one, keeps document
+"""The duplicate index on Postgres (bot/stores/dupes/postgres.py) ranks exactly like the in-memory one, keeps document
 frequencies right through edits, is shared by replicas, and survives replicas indexing at the same time."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from bot.app.dupes_pg import PostgresIndexes
-from bot.app.store_pg import PostgresStore
-from bot.dupes import DuplicateIndex, MemoryStore
+from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.report import parse
+from bot.stores.dupes.postgres import PostgresIndexes, migrate
 
 from .pg import pg_url  # noqa: F401 - fixture
 
@@ -24,12 +22,7 @@ from bench.corpus import Generator  # noqa: E402
 
 @pytest.fixture
 def indexes(pg_url):  # noqa: F811
-    async def migrate() -> None:
-        store = PostgresStore(pg_url)
-        await store.migrate()
-        await store.close()
-
-    asyncio.run(migrate())
+    migrate(pg_url)
     owner = PostgresIndexes(pg_url)
     yield owner
     owner.release()
@@ -58,7 +51,7 @@ def ranking(index: DuplicateIndex, queries) -> list[list[tuple[int, float]]]:
 
 def test_postgres_index_ranks_like_the_memory_index(indexes, corpus):
     docs, queries = corpus
-    memory, pg = DuplicateIndex(MemoryStore()), DuplicateIndex(indexes.store("vllm-project/vllm"))
+    memory, pg = DuplicateIndex(MemoryIndexStore()), DuplicateIndex(indexes.store("vllm-project/vllm"))
     fill(memory, docs)
     with pg.batch():
         fill(pg, docs[:80])
@@ -116,7 +109,7 @@ def test_replicas_indexing_at_once_keep_counts_right(indexes, pg_url, corpus):  
     for t in threads:
         t.join()
     assert not errors
-    memory = DuplicateIndex(MemoryStore())
+    memory = DuplicateIndex(MemoryIndexStore())
     fill(memory, docs)
     pg = DuplicateIndex(indexes.store("o/r"))
     terms = sorted({t for _, d in docs for t in d.vector})
@@ -126,7 +119,7 @@ def test_replicas_indexing_at_once_keep_counts_right(indexes, pg_url, corpus):  
 def test_chronological_view_ranks_like_the_memory_index(indexes, corpus):
     """`before=` (replay over a reused index) filters inside candidate selection, as in memory."""
     docs, _ = corpus
-    memory, pg = DuplicateIndex(MemoryStore()), DuplicateIndex(indexes.store("o/chrono"))
+    memory, pg = DuplicateIndex(MemoryIndexStore()), DuplicateIndex(indexes.store("o/chrono"))
     fill(memory, docs)
     with pg.batch():
         fill(pg, docs)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bot.app.plan import BotComment, plan, reconcile
 from bot.app.repo_config import DEFAULT, parse_config
-from bot.app.store import IssueState
 from bot.comment import MARKER, render_cleared
+from bot.stores.deliveries import IssueState
 
 BODY = f"{MARKER}\nhello"
 

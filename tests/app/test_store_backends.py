@@ -12,7 +12,8 @@ import sqlite3
 
 import pytest
 
-from bot.app.store import DONE, MIGRATIONS, PARKED, QUEUED, RUNNING, IssueState, SqliteStore, open_store
+from bot.stores.deliveries import DONE, PARKED, QUEUED, RUNNING, IssueState, SqliteDeliveryStore, open_delivery_store
+from bot.stores.deliveries.sqlite import MIGRATIONS
 
 from .pg import pg_url  # noqa: F401 - fixture
 
@@ -33,7 +34,7 @@ def database_url(request, tmp_path):
 
 
 def make_store(url: str, clock=None):
-    store = open_store(url)
+    store = open_delivery_store(url)
     if clock is not None:
         store._clock = clock
     return store
@@ -54,12 +55,13 @@ async def put(store, delivery_id, number=1, repo="o/r", event="issues"):
 
 
 def test_open_store_picks_the_backend_from_the_url(tmp_path):
-    assert isinstance(open_store(f"sqlite:///{tmp_path / 'x.sqlite3'}"), SqliteStore)
-    from bot.app.store_pg import PostgresStore
+    assert isinstance(open_delivery_store(f"sqlite:///{tmp_path / 'x.sqlite3'}"), SqliteDeliveryStore)
+    from bot.stores.deliveries.postgres import PostgresDeliveryStore
 
-    assert isinstance(open_store("postgresql://u:p@127.0.0.1:1/db"), PostgresStore)  # no connection until migrate
+    # no connection until migrate
+    assert isinstance(open_delivery_store("postgresql://u:p@127.0.0.1:1/db"), PostgresDeliveryStore)
     with pytest.raises(ValueError, match="DATABASE_URL"):
-        open_store("mysql://u@h/db")
+        open_delivery_store("mysql://u@h/db")
 
 
 async def test_redelivery_of_done_is_ignored_but_parked_is_requeued(store):
@@ -101,7 +103,7 @@ async def test_a_burst_of_deliveries_is_recorded_once_each_and_durably(store, da
 
 
 async def test_sqlite_commits_a_burst_together(tmp_path):
-    s = SqliteStore(tmp_path / "db.sqlite3")
+    s = SqliteDeliveryStore(tmp_path / "db.sqlite3")
     await s.migrate()
     commits = []
     s._db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
@@ -111,7 +113,7 @@ async def test_sqlite_commits_a_burst_together(tmp_path):
 
 
 async def test_sqlite_one_failing_delivery_does_not_fail_the_rest_of_its_burst(tmp_path, monkeypatch):
-    s = SqliteStore(tmp_path / "db.sqlite3")
+    s = SqliteDeliveryStore(tmp_path / "db.sqlite3")
     await s.migrate()
     record_one = s._record_one
 
@@ -130,7 +132,7 @@ async def test_sqlite_one_failing_delivery_does_not_fail_the_rest_of_its_burst(t
 
 
 async def test_sqlite_intake_waits_for_another_process_lock_without_blocking_the_loop(tmp_path):
-    s = SqliteStore(tmp_path / "db.sqlite3")
+    s = SqliteDeliveryStore(tmp_path / "db.sqlite3")
     await s.migrate()
     other = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)  # another intake process, say
     other.execute("BEGIN IMMEDIATE")
@@ -316,10 +318,10 @@ async def test_dashboard_reads_feedback_states_and_deliveries(store):
 async def test_state_survives_reopening(database_url):
     s = make_store(database_url)
     versions = await s.migrate()
-    if isinstance(s, SqliteStore):
+    if isinstance(s, SqliteDeliveryStore):
         assert versions == len(MIGRATIONS)
     else:
-        from bot.app.store_pg import PG_MIGRATIONS
+        from bot.stores.deliveries.postgres import MIGRATIONS as PG_MIGRATIONS
 
         assert versions == len(PG_MIGRATIONS)
     await put(s, "a")
@@ -340,7 +342,7 @@ async def test_state_survives_reopening(database_url):
     [inst] = await s.installations()
     assert inst["repos"] == ["org/b"] and inst["account"] == "org"
     assert (await s.delivery("a")).status == QUEUED
-    if isinstance(s, SqliteStore):
+    if isinstance(s, SqliteDeliveryStore):
         assert sqlite3.connect(s.path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     await s.close()
 

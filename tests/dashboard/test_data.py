@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.app.store import DecisionRecord, Delivery, IssueState
 from bot.dashboard import data
 from bot.rules import load_rules
+from bot.stores.deliveries import DecisionRecord, Delivery, IssueState
 
 NOW = 1_800_000_000.0
 DAY = data.DAY

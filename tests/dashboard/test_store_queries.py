@@ -3,7 +3,7 @@ in tests/app/test_store_backends.py, run on SQLite and Postgres)."""
 
 from __future__ import annotations
 
-from bot.app.store import SqliteStore
+from bot.stores.deliveries import SqliteDeliveryStore
 
 
 class Clock:
@@ -15,8 +15,8 @@ class Clock:
         return self.now
 
 
-async def make_store(tmp_path) -> SqliteStore:
-    store = SqliteStore(tmp_path / "s.sqlite3", clock=Clock())
+async def make_store(tmp_path) -> SqliteDeliveryStore:
+    store = SqliteDeliveryStore(tmp_path / "s.sqlite3", clock=Clock())
     await store.migrate()
     return store
 

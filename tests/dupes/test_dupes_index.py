@@ -1,8 +1,9 @@
 import pytest
 from dupes_reports import ENV_DUMP, finding, pp_draft_report, pp_target_report, report
 
-from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 PP_DRAFT = (finding("pp-with-draft-model-without-pp"),)
 PP_TARGET = (finding("pp-model-not-supported"),)
@@ -18,7 +19,7 @@ def unrelated(i: int):
 
 @pytest.fixture(params=["memory", "sqlite"])
 def index(request, tmp_path):
-    store = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "dupes.db")
+    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.db")
     idx = DuplicateIndex(store)
     yield idx
     idx.close()
@@ -91,21 +92,21 @@ def test_closed_as_duplicate_redirects_to_the_original(index):
 
 def test_sqlite_index_persists_and_batches(tmp_path):
     path = tmp_path / "persist.db"
-    idx = DuplicateIndex(SqliteStore(path))
+    idx = DuplicateIndex(SqliteIndexStore(path))
     with idx.batch():
         fill(idx)
         idx.add(200, pp_draft_report(), PP_DRAFT)
         idx.add(200, pp_draft_report(), PP_DRAFT)          # re-added inside the batch
         assert len(idx) == 13
     idx.close()
-    again = DuplicateIndex(SqliteStore(path))
+    again = DuplicateIndex(SqliteIndexStore(path))
     assert len(again) == 13
     assert [c.number for c in again.search(pp_draft_report(), PP_DRAFT)] == [200]
     again.close()
 
 
 def test_stores_agree(tmp_path):
-    mem, sql = DuplicateIndex(MemoryStore()), DuplicateIndex(SqliteStore(tmp_path / "a.db"))
+    mem, sql = DuplicateIndex(MemoryIndexStore()), DuplicateIndex(SqliteIndexStore(tmp_path / "a.db"))
     for idx in (mem, sql):
         fill(idx)
         idx.add(200, pp_draft_report(), PP_DRAFT)

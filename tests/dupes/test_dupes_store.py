@@ -3,8 +3,9 @@
 import pytest
 from dupes_reports import ENV_DUMP, finding, report
 
-from bot.dupes import MemoryStore, SqliteStore, StoredIssue
+from bot.dupes import MemoryIndexStore, StoredIssue
 from bot.dupes.document import build_doc, doc_meta
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 
 def stored(number: int, title: str, body: str, rules: tuple[str, ...] = (), created: str = "") -> StoredIssue:
@@ -21,7 +22,7 @@ TOOLS = ("[Bug]: hermes tool parser returns empty arguments when streaming on A1
 
 
 def test_round_trip_is_exact_for_rounded_and_arbitrary_weights():
-    store = MemoryStore()
+    store = MemoryIndexStore()
     issue = stored(7, *OOM, rules=("cuda-oom-during-cudagraph-capture",))
     odd = StoredIssue(8, "odd weights", vector={"oom": 1 / 3, "cudagraph": 0.1234, "huge": 1e6, "neg": -0.5},
                       meta={"custom": [1, 2.5, None]}, keys=("rule:x",))
@@ -37,7 +38,7 @@ def test_round_trip_is_exact_for_rounded_and_arbitrary_weights():
 
 
 def test_edit_removes_old_postings_and_keys_and_appends_the_new_ones():
-    store = MemoryStore()
+    store = MemoryIndexStore()
     store.put(stored(1, *OOM, rules=("cuda-oom-during-cudagraph-capture",)))
     store.put(stored(2, *OOM, rules=("cuda-oom-during-cudagraph-capture",)))
     store.put(stored(1, *TOOLS))                     # issue 1 edited into another report
@@ -53,7 +54,7 @@ def test_edit_removes_old_postings_and_keys_and_appends_the_new_ones():
 
 
 def test_duplicate_of_is_kept_through_reads():
-    store = MemoryStore()
+    store = MemoryIndexStore()
     store.put(stored(1, *OOM))
     store.put(stored(2, *OOM))
     store.set_duplicate_of(2, 1)
@@ -64,7 +65,7 @@ def test_duplicate_of_is_kept_through_reads():
 
 def test_decoded_issues_kept_for_the_next_query_never_go_stale(monkeypatch):
     monkeypatch.setattr("bot.dupes.store.DECODED_ISSUES", 2)
-    store = MemoryStore()
+    store = MemoryIndexStore()
     for n in (1, 2, 3):
         store.put(stored(n, *OOM))
     assert store.get_many([1, 2]) == store.get_many([1, 2])   # the second read comes from the kept copies
@@ -80,7 +81,7 @@ def test_decoded_issues_kept_for_the_next_query_never_go_stale(monkeypatch):
 
 @pytest.mark.parametrize("before", [None, ("2025-03-05", 4)])
 def test_memory_and_sqlite_reads_agree(tmp_path, before):
-    mem, sql = MemoryStore(), SqliteStore(tmp_path / "s.db")
+    mem, sql = MemoryIndexStore(), SqliteIndexStore(tmp_path / "s.db")
     issues = [stored(n, *(OOM if n % 2 else TOOLS), rules=("cuda-oom-during-cudagraph-capture",) if n % 3 else ())
               for n in range(1, 9)]
     issues.append(stored(3, *TOOLS))                 # an edit

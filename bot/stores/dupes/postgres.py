@@ -1,12 +1,12 @@
-"""The duplicate index in Postgres: bot.dupes' `Store` protocol over four tables shared by every replica.
+"""The duplicate index in Postgres: bot.dupes' `IndexStore` contract over four tables shared by every replica.
 
 The scoring stays in bot/dupes (BM25F over the same term vectors, signatures, rule ids); this store only
 keeps, per repository, the issues, their postings, document frequencies and exact-match keys, exactly like
-bot.dupes.SqliteStore. Every replica reads and writes the same rows, so an issue indexed by one replica is
-a duplicate candidate on all of them at once (why this and not per-replica copies: README, "Scaling out").
+the SQLite backend. Every replica reads and writes the same rows, so an issue indexed by one replica is
+a duplicate candidate on all of them at once (why this and not per-replica copies: docs/app.md, "Scaling out").
 
 Used from the service's single core thread: one synchronous connection per process, shared by the
-repositories' stores. Tables are created by the app's Postgres migrations (bot/app/store_pg.py).
+repositories' stores. Migrations: `MIGRATIONS` (bot/stores/migrations.py says how they are applied and recorded).
 """
 
 from __future__ import annotations
@@ -21,8 +21,60 @@ import psycopg
 
 from bot.dupes.index import DuplicateIndex
 from bot.dupes.store import KEY_LIMIT, Before, StoredIssue
+from bot.stores.migrations import migrate_postgres, postgres_table_exists
 
+STORE = "dupes"
 DEADLOCK_RETRIES = 5
+MIGRATIONS: tuple[str, ...] = (
+    # 1: issues, their postings, document frequencies and exact-match keys, per repository
+    """
+    CREATE TABLE dupe_issues (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        title TEXT NOT NULL,
+        state TEXT NOT NULL,
+        url TEXT,
+        created_at TEXT NOT NULL,
+        duplicate_of BIGINT,
+        vector TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        keys TEXT NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE TABLE dupe_terms (
+        repo TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (repo, term)
+    );
+    CREATE TABLE dupe_postings (
+        repo TEXT NOT NULL,
+        term TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        w DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (repo, term, number)
+    );
+    CREATE TABLE dupe_keys (
+        repo TEXT NOT NULL,
+        key TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        PRIMARY KEY (repo, key, number)
+    );
+    """,
+)
+LEGACY_VERSION = 5  # before store_versions, the App's schema_migrations entry 5 made these tables
+
+
+def adopt(conn: psycopg.Connection) -> int:
+    """A schema made before store_versions: version 1 if schema_migrations holds the entry that made the tables."""
+    if not postgres_table_exists(conn, "schema_migrations"):
+        return 0
+    return int(conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s",
+                            (LEGACY_VERSION,)).fetchone() is not None)
+
+
+def migrate(url: str) -> int:
+    return migrate_postgres(url, STORE, MIGRATIONS, adopt=adopt)
 
 
 class PostgresIndexes:
@@ -53,7 +105,7 @@ class PostgresIndexes:
 
 
 class PostgresIndexStore:
-    """bot.dupes.store.Store for one repository."""
+    """bot.dupes.store.IndexStore for one repository."""
 
     def __init__(self, owner: PostgresIndexes, repo: str) -> None:
         self._owner = owner
@@ -218,8 +270,6 @@ def open_postgres_index(url: str, repo: str) -> DuplicateIndex:
     applies missing migrations (`index --github` may run before any server has)."""
     owner = _SHARED.get(url)
     if owner is None:
-        from bot.app.store_pg import migrate_sync
-
-        migrate_sync(url)
+        migrate(url)
         owner = _SHARED[url] = PostgresIndexes(url)
     return DuplicateIndex(owner.store(repo))

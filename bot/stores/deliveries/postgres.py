@@ -1,4 +1,4 @@
-"""The Postgres store: the same `Store` contract as `SqliteStore`, shared by several server replicas.
+"""The delivery store in Postgres: the same `DeliveryStore` contract as SQLite, shared by several server replicas.
 
 Work sharing:
   * a delivery is claimed with `SELECT … FOR UPDATE SKIP LOCKED`, so replicas never wait on each other's
@@ -13,12 +13,12 @@ Work sharing:
 Times are epoch seconds from the replica's clock, as in SQLite: replicas need synchronised clocks (NTP);
 a lease (120 s by default) tolerates seconds of skew.
 
-Migrations are append-only (`PG_MIGRATIONS`, never edit an entry) and run under an advisory lock, so
-replicas that start together apply each one exactly once.
+Migrations: `MIGRATIONS` (bot/stores/migrations.py says how they are applied and recorded).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterable
@@ -28,16 +28,10 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bot.app.store import (
-    DONE,
+from bot.stores.deliveries.records import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState
+from bot.stores.deliveries.rows import (
     MAX_ERROR_CHARS,
-    PARKED,
-    QUEUED,
-    RUNNING,
-    DecisionRecord,
-    Delivery,
     GroupCommit,
-    IssueState,
     claimed_delivery,
     decision_from_row,
     decisions_query,
@@ -52,12 +46,13 @@ from bot.app.store import (
     parked_error,
     save_issue_state_sql,
 )
+from bot.stores.migrations import migrate_postgres, postgres_table_exists
 
-MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the advisory lock key held while migrating
+STORE = "deliveries"
 CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
 INSERT_ROWS = 500                         # deliveries per multi-row INSERT of one group commit
 
-PG_MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[str, ...] = (
     # 1: the delivery queue
     """
     CREATE TABLE deliveries (
@@ -144,72 +139,30 @@ PG_MIGRATIONS: tuple[str, ...] = (
         checked_at DOUBLE PRECISION NOT NULL
     );
     """,
-    # 5: the duplicate index of every repository (bot/app/dupes_pg.py), the tables of bot.dupes.SqliteStore
-    """
-    CREATE TABLE dupe_issues (
-        repo TEXT NOT NULL,
-        number BIGINT NOT NULL,
-        title TEXT NOT NULL,
-        state TEXT NOT NULL,
-        url TEXT,
-        created_at TEXT NOT NULL,
-        duplicate_of BIGINT,
-        vector TEXT NOT NULL,
-        meta TEXT NOT NULL,
-        keys TEXT NOT NULL,
-        PRIMARY KEY (repo, number)
-    );
-    CREATE TABLE dupe_terms (
-        repo TEXT NOT NULL,
-        term TEXT NOT NULL,
-        df INTEGER NOT NULL,
-        PRIMARY KEY (repo, term)
-    );
-    CREATE TABLE dupe_postings (
-        repo TEXT NOT NULL,
-        term TEXT NOT NULL,
-        number BIGINT NOT NULL,
-        w DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (repo, term, number)
-    );
-    CREATE TABLE dupe_keys (
-        repo TEXT NOT NULL,
-        key TEXT NOT NULL,
-        number BIGINT NOT NULL,
-        PRIMARY KEY (repo, key, number)
-    );
-    """,
-    # 6: when a comment POST went out whose answer never came (GitHub may still create that comment)
+    # 5: when a comment POST went out whose answer never came (GitHub may still create that comment)
     """
     ALTER TABLE issue_state ADD COLUMN comment_posted_at DOUBLE PRECISION;
     """,
 )
 
 
-def _migration_statements(script: str) -> list[str]:
-    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+# before store_versions, schema_migrations numbered this store's migrations 1-4 and 6 (5 made the duplicate
+# index's tables, now the dupes store's own migration 1)
+LEGACY_VERSIONS = (1, 2, 3, 4, 6)
 
 
-def migrate_sync(url: str, clock=time.time) -> int:
-    """`PostgresStore.migrate` for synchronous callers (the duplicate index of `index --github`)."""
-    import psycopg
-
-    with psycopg.connect(url) as conn:  # one transaction, committed on leaving the block
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
-                     " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION)")
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
-        for version, script in enumerate(PG_MIGRATIONS, start=1):
-            if version not in done:
-                for statement in _migration_statements(script):
-                    conn.execute(statement)
-                conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
-                             (version, clock()))
-    return len(PG_MIGRATIONS)
+def adopt(conn) -> int:
+    """A schema made before store_versions: its version from the entries of schema_migrations."""
+    if not postgres_table_exists(conn, "schema_migrations"):
+        return 0
+    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    version = 0
+    while version < len(LEGACY_VERSIONS) and LEGACY_VERSIONS[version] in done:
+        version += 1
+    return version
 
 
-class PostgresStore:
+class PostgresDeliveryStore:
     """A connection pool; every method is one short transaction."""
 
     def __init__(self, url: str, *, clock=time.time, pool_size: int = 10) -> None:
@@ -234,20 +187,7 @@ class PostgresStore:
 
     async def migrate(self) -> int:
         await self.open()
-        async with self._conn() as conn:
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            await conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
-                               " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION)")
-            done = {r["version"] for r in await (await conn.execute("SELECT version FROM schema_migrations"))
-                    .fetchall()}
-            for version, script in enumerate(PG_MIGRATIONS, start=1):
-                if version in done:
-                    continue
-                for statement in _migration_statements(script):
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
-                                   (version, self._clock()))
-        return len(PG_MIGRATIONS)
+        return await asyncio.to_thread(migrate_postgres, self.url, STORE, MIGRATIONS, adopt=adopt, clock=self._clock)
 
     async def close(self) -> None:
         await self._intake.drain()

@@ -1,9 +1,6 @@
-"""Durable state behind one small interface: the delivery queue, per-issue bot state, decisions, feedback,
-installations and config errors.
+"""The delivery store in one SQLite file (WAL mode): the default, for one replica. All its SQL lives here.
 
-`Store` is the contract the server and the worker use; `SqliteStore` is the embedded default (WAL mode),
-`PostgresStore` (bot/app/store_pg.py) the one several replicas share; `open_store(DATABASE_URL)` picks one.
-All SQLite SQL lives in this module. Migrations are append-only: add a new entry to `MIGRATIONS`, never edit one.
+Migrations: `MIGRATIONS` (bot/stores/migrations.py says how they are applied and recorded).
 """
 
 from __future__ import annotations
@@ -12,14 +9,31 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-# A delivery is queued -> running -> done, or back to queued (with not_before) after a failure, or parked
-# after too many failures. A redelivery of a parked delivery (same X-GitHub-Delivery) queues it again.
-QUEUED, RUNNING, DONE, PARKED = "queued", "running", "done", "parked"
+from bot.stores.deliveries.records import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState
+from bot.stores.deliveries.rows import (
+    MAX_ERROR_CHARS,
+    GroupCommit,
+    claimed_delivery,
+    decision_from_row,
+    decisions_query,
+    delivery_from_row,
+    empty_counts,
+    installation_from_row,
+    installation_repos,
+    issue_key,
+    issue_state_from_row,
+    issue_state_params,
+    latest_decisions_query,
+    parked_error,
+    save_issue_state_sql,
+)
+from bot.stores.migrations import migrate_sqlite, sqlite_table_exists
+
+STORE = "deliveries"
 
 BUSY_TIMEOUT_MS = 30000  # how long an SQLite statement waits for another process's write lock
 
@@ -120,245 +134,19 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Delivery:
-    id: str
-    event: str
-    action: str | None
-    repo: str | None
-    issue_number: int | None
-    installation_id: int | None
-    payload: str
-    received_at: float
-    status: str
-    attempts: int
-    last_error: str | None = None
-    claimed_by: str | None = None
 
-    def data(self) -> dict[str, Any]:
-        return json.loads(self.payload)
+def adopt(db: sqlite3.Connection) -> int:
+    """A database made before store_versions recorded its migrations in schema_migrations (the same numbers)."""
+    if not sqlite_table_exists(db, "schema_migrations"):
+        return 0
+    done = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
+    version = 0
+    while version + 1 in done:
+        version += 1
+    return version
 
 
-@dataclass
-class IssueState:
-    repo: str
-    number: int
-    labels_added: list[str] = field(default_factory=list)       # labels the bot put on the issue
-    labels_pending: list[str] = field(default_factory=list)     # sent, not yet confirmed (crash in between)
-    labels_suppressed: list[str] = field(default_factory=list)  # removed by a human: never added again
-    comment_id: int | None = None
-    comment_sha: str | None = None
-    last_decision: dict[str, Any] | None = None
-    state: str = "open"
-    comment_posted_at: float | None = None  # a comment POST was sent and its answer not yet seen
-
-
-@dataclass(frozen=True)
-class DecisionRecord:
-    id: int
-    delivery_id: str | None
-    repo: str
-    number: int
-    mode: str
-    reason: str
-    plan: dict[str, Any]
-    applied: bool
-    created_at: float
-
-
-class Store(Protocol):
-    async def migrate(self) -> int: ...
-    async def close(self) -> None: ...
-    async def record_delivery(self, delivery_id: str, event: str, action: str | None, repo: str | None,
-                              issue_number: int | None, installation_id: int | None, payload: str) -> str: ...
-    async def claim(self, worker: str, lease_seconds: float, max_attempts: int) -> Delivery | None: ...
-    async def renew(self, delivery_id: str, worker: str, lease_seconds: float) -> bool: ...
-    async def complete(self, delivery_id: str, worker: str) -> bool: ...
-    async def retry(self, delivery_id: str, worker: str, error: str, not_before: float,
-                    count_attempt: bool = True) -> bool: ...
-    async def park(self, delivery_id: str, worker: str, error: str) -> bool: ...
-    async def delivery(self, delivery_id: str) -> Delivery | None: ...
-    async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]: ...
-    async def delivery_counts(self) -> dict[str, int]: ...
-    async def issue_state(self, repo: str, number: int) -> IssueState | None: ...
-    async def save_issue_state(self, state: IssueState) -> None: ...
-    async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
-                              plan: dict[str, Any], applied: bool) -> None: ...
-    async def decisions(self, repo: str | None = None, number: int | None = None,
-                        limit: int = 100) -> list[DecisionRecord]: ...
-    async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
-                           delivery_id: str | None) -> None: ...
-    async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]: ...
-    async def upsert_installation(self, installation_id: int, account: str | None, target_type: str | None,
-                                  repos: Iterable[str] | None = None, *, add_repos: Iterable[str] = (),
-                                  remove_repos: Iterable[str] = (), suspended: bool = False,
-                                  deleted: bool = False) -> None: ...
-    async def installations(self) -> list[dict[str, Any]]: ...
-    async def set_config_errors(self, repo: str, errors: list[str]) -> None: ...
-    async def config_errors(self) -> dict[str, list[str]]: ...
-    # read side of the dashboard (bot/dashboard): whole-table reads, aggregated in Python
-    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
-                               limit: int = 10000) -> list[DecisionRecord]: ...
-    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]: ...
-    async def issue_states(self, repo: str | None = None) -> list[IssueState]: ...
-    async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]: ...
-
-
-# What follows is shared by SqliteStore and PostgresStore (bot/app/store_pg.py): row mapping, pure helpers and
-# the queries that differ only in the placeholder; SQL that differs by dialect stays in each store.
-# A row is an sqlite3.Row or a psycopg dict row; both are read by column name.
-Row = Any
-MAX_ERROR_CHARS = 2000  # a delivery's last_error is cut to this
-
-
-def issue_key(repo: str | None, number: int | None) -> str | None:
-    return f"{repo}#{number}" if repo and number is not None else None
-
-
-def decision_from_row(r: Row) -> DecisionRecord:
-    return DecisionRecord(id=r["id"], delivery_id=r["delivery_id"], repo=r["repo"], number=r["number"],
-                          mode=r["mode"], reason=r["reason"], plan=json.loads(r["plan"]),
-                          applied=bool(r["applied"]), created_at=r["created_at"])
-
-
-def issue_state_from_row(row: Row) -> IssueState:
-    return IssueState(repo=row["repo"], number=row["number"], labels_added=json.loads(row["labels_added"]),
-                      labels_pending=json.loads(row["labels_pending"]),
-                      labels_suppressed=json.loads(row["labels_suppressed"]),
-                      comment_id=row["comment_id"], comment_sha=row["comment_sha"],
-                      last_decision=json.loads(row["last_decision"]) if row["last_decision"] else None,
-                      state=row["state"], comment_posted_at=row["comment_posted_at"])
-
-
-def issue_state_params(state: IssueState, now: float) -> tuple:
-    """The values of an issue_state row, in the column order of the INSERT both stores use."""
-    return (state.repo, state.number, json.dumps(state.labels_added), json.dumps(state.labels_pending),
-            json.dumps(state.labels_suppressed), state.comment_id, state.comment_sha,
-            json.dumps(state.last_decision) if state.last_decision is not None else None, state.state, now,
-            state.comment_posted_at)
-
-
-def delivery_from_row(row: Row) -> Delivery:
-    return Delivery(id=row["id"], event=row["event"], action=row["action"], repo=row["repo"],
-                    issue_number=row["issue_number"], installation_id=row["installation_id"],
-                    payload=row["payload"], received_at=row["received_at"], status=row["status"],
-                    attempts=row["attempts"], last_error=row["last_error"], claimed_by=row["claimed_by"])
-
-
-def claimed_delivery(row: Row, worker: str) -> Delivery:
-    """The delivery of a row just claimed by `worker` (the row as read before the claim's UPDATE)."""
-    claimed = delivery_from_row(row)
-    return Delivery(**{**claimed.__dict__, "status": RUNNING, "attempts": claimed.attempts + 1,
-                       "claimed_by": worker})
-
-
-def parked_error(row: Row) -> str:
-    """last_error of a delivery parked at claim time because it used up its attempts."""
-    return f"parked after {row['attempts']} attempts: {row['last_error'] or 'worker lost its lease repeatedly'}"
-
-
-def installation_repos(current: list[str], add_repos: Iterable[str], remove_repos: Iterable[str]) -> list[str]:
-    """An installation's repositories after an installation_repositories event, sorted."""
-    removed = set(remove_repos)
-    merged = list(current)
-    for name in add_repos:
-        if name not in merged:
-            merged.append(name)
-    return sorted(r for r in merged if r not in removed)
-
-
-def installation_from_row(r: Row) -> dict[str, Any]:
-    return {**dict(r), "repos": json.loads(r["repos"]), "suspended": bool(r["suspended"]),
-            "deleted": bool(r["deleted"])}
-
-
-def save_issue_state_sql(ph: str) -> str:
-    """The upsert of `Store.save_issue_state`; `ph` is the driver's placeholder (`?` or `%s`)."""
-    return ("INSERT INTO issue_state (repo, number, labels_added, labels_pending, labels_suppressed, comment_id,"
-            f" comment_sha, last_decision, state, updated_at, comment_posted_at) VALUES ({','.join([ph] * 11)})"
-            " ON CONFLICT (repo, number) DO UPDATE SET labels_added = excluded.labels_added,"
-            " labels_pending = excluded.labels_pending, labels_suppressed = excluded.labels_suppressed,"
-            " comment_id = excluded.comment_id, comment_sha = excluded.comment_sha,"
-            " last_decision = excluded.last_decision, state = excluded.state, updated_at = excluded.updated_at,"
-            " comment_posted_at = excluded.comment_posted_at")
-
-
-def decisions_query(ph: str, repo: str | None, number: int | None, limit: int) -> tuple[str, tuple]:
-    """SQL and parameters of `Store.decisions`; `ph` is the driver's placeholder (`?` or `%s`)."""
-    filters = [(column, value) for column, value in (("repo", repo), ("number", number)) if value is not None]
-    where = " WHERE " + " AND ".join(f"{column} = {ph}" for column, _ in filters) if filters else ""
-    return (f"SELECT * FROM decisions{where} ORDER BY id DESC LIMIT {ph}",
-            (*(value for _, value in filters), limit))
-
-
-def latest_decisions_query(ph: str, repo: str | None, since: float | None, limit: int) -> tuple[str, tuple]:
-    """SQL and parameters of `Store.latest_decisions` (the newest decision of every issue, newest first)."""
-    params: list[Any] = []
-    latest = "SELECT MAX(id) AS id FROM decisions"
-    if repo is not None:
-        latest += f" WHERE repo = {ph}"
-        params.append(repo)
-    sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
-    if since is not None:
-        sql += f" WHERE d.created_at >= {ph}"
-        params.append(since)
-    return sql + f" ORDER BY d.id DESC LIMIT {ph}", (*params, limit)
-
-
-def empty_counts() -> dict[str, int]:
-    return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
-
-
-class GroupCommit:
-    """Webhook intake: the deliveries recorded in one turn of the event loop share one transaction, and each
-    caller is answered only after it committed (a burst costs one commit, not one per delivery). If the batch
-    fails, each delivery is tried in a transaction of its own, so one bad row fails only its own caller."""
-
-    def __init__(self, record: Callable[[list[tuple]], Awaitable[list[str]]]) -> None:
-        self._record = record  # rows -> outcomes, in one transaction
-        self._waiting: list[tuple[tuple, asyncio.Future[str]]] = []
-        self._running: set[asyncio.Task] = set()
-
-    async def submit(self, row: tuple) -> str:
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[str] = loop.create_future()
-        self._waiting.append((row, answer))
-        if len(self._waiting) == 1:
-            loop.call_soon(self._start)
-        return await answer
-
-    def _start(self) -> None:
-        batch, self._waiting = self._waiting, []
-        if batch:
-            task = asyncio.ensure_future(self._commit(batch))
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
-
-    async def _commit(self, batch: list[tuple[tuple, asyncio.Future[str]]]) -> None:
-        try:
-            outcomes: list[str | Exception] = list(await self._record([row for row, _ in batch]))
-        except Exception:
-            outcomes = []
-            for row, _ in batch:
-                try:
-                    outcomes += await self._record([row])
-                except Exception as error:
-                    outcomes.append(error)
-        for (_, answer), outcome in zip(batch, outcomes, strict=True):
-            if answer.done():  # the caller went away; the delivery is recorded all the same
-                continue
-            if isinstance(outcome, Exception):
-                answer.set_exception(outcome)
-            else:
-                answer.set_result(outcome)
-
-    async def drain(self) -> None:
-        self._start()
-        while self._running:
-            await asyncio.gather(*self._running, return_exceptions=True)
-
-
-class SqliteStore:
+class SqliteDeliveryStore:
     """The embedded store. One connection, used from the event loop thread (every statement is short)."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", clock=time.time) -> None:
@@ -377,24 +165,7 @@ class SqliteStore:
     # -- schema ---------------------------------------------------------------------------------------
 
     async def migrate(self) -> int:
-        db = self._db
-        db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
-        done = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
-        for version, script in enumerate(MIGRATIONS, start=1):
-            if version in done:
-                continue
-            statements = [s.strip() for s in script.split(";") if s.strip()]
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in statements:
-                    db.execute(statement)
-                db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                           (version, self._clock()))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        return len(MIGRATIONS)
+        return migrate_sqlite(self._db, STORE, MIGRATIONS, adopt=adopt, clock=self._clock)
 
     async def close(self) -> None:
         await self._intake.drain()
@@ -641,28 +412,3 @@ class SqliteStore:
         rows = self._db.execute("SELECT * FROM deliveries WHERE issue_key = ? ORDER BY received_at DESC LIMIT ?",
                                 (issue_key(repo, number), limit))
         return [delivery_from_row(r) for r in rows]
-
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres(database_url: str) -> bool:
-    return database_url.startswith(POSTGRES_SCHEMES)
-
-
-def sqlite_path(database_url: str) -> str:
-    """The file of a sqlite:///relative/path or sqlite:////absolute/path URL (empty: in memory)."""
-    for prefix in ("sqlite:///", "sqlite://"):
-        if database_url.startswith(prefix):
-            return database_url[len(prefix):] or ":memory:"
-    raise ValueError(f"DATABASE_URL must be sqlite:///PATH or postgresql://…, not {database_url.split(':')[0]}:…")
-
-
-def open_store(database_url: str, *, pool_size: int = 10) -> Store:
-    """The store DATABASE_URL names: SQLite (`sqlite:///path`, the default: one replica) or Postgres
-    (`postgresql://user:pass@host/db`: any number of replicas, see bot/app/store_pg.py). Call migrate() next."""
-    if is_postgres(database_url):
-        from bot.app.store_pg import PostgresStore  # psycopg is only imported when Postgres is used
-
-        return PostgresStore(database_url, pool_size=pool_size)
-    return SqliteStore(sqlite_path(database_url))
