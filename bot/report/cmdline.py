@@ -128,6 +128,9 @@ def _serve_command(raw: str, entrypoint: str, tokens: list[str]) -> Command:
     if model is None and entrypoint == "vllm-serve" and positional and _model_like(positional[0]):
         model = positional[0]
         flags.setdefault("model", model)
+    if model is not None and model.startswith("<") and model.endswith(">"):
+        model = None   # `vllm serve <your-model>`: the reporter did not say
+        flags.pop("model", None)
     return Command(raw=raw, entrypoint=entrypoint, model=model, flags=flags)
 
 

@@ -39,6 +39,7 @@ _AT_SHA_RE = re.compile(r"@([0-9a-f]{7,40})")
 # lines with version-like text read for prose candidates; past this a report that never settled on a
 # current version falls back to the first one it named
 _MAX_CANDIDATE_LINES = 2000
+_BRACKET_TAG_RE = re.compile(r"[\[【]([^\]】\n]{1,40})[\]】]")
 _PREFIX_RE = re.compile(r"^\s*(?:[\[【][^\]】\n]{1,40}[\]】]\s*[:：-]?\s*)+")
 
 
@@ -203,6 +204,11 @@ def _find_version(
     prefix = title[:MAX_LINE][:len(title[:MAX_LINE]) - len(t)]
     if not title_cands and "vllm" in prefix.lower():
         title_cands = _line_candidates(prefix, title=True)   # "[vLLM v0.11.0 + some-model]: …"
+    if not title_cands:   # a tag that is a version: "[Bug][v0.8.5]: …", "[0.9.2] …"
+        for tag in _BRACKET_TAG_RE.findall(prefix):
+            v = valid_version(tag.strip().lstrip("vV")) if tag.strip()[:1] in "vV0" else None
+            if v and v.startswith("0.") and v == tag.strip().lstrip("vV"):
+                title_cands.append((v, "title", False))
     img = _image_version(t)
     if img:
         title_cands.insert(0, (img, "image", False))

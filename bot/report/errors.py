@@ -20,6 +20,12 @@ EXC_MENTION = re.compile(
     r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Iteration))(?![\w.(])(?::[ \t]{0,4}(?P<msg>[^`\"“”\n]{0,600}))?"
 )
 
+# an exception shown by its repr: `ValueError("type fp8e4nv not supported")`, `failed with ImportError('libcudart')`
+EXC_REPR = re.compile(
+    r"(?<![\w.])(?P<type>(?:[a-z_][a-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception|Exit|Interrupt))"
+    r"\(\s{0,4}[rbuf]?(?P<q>['\"])(?P<msg>[^'\"\n]{1,600})"
+)
+
 KNOWN_TYPES = frozenset({
     "StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "SystemExit", "GeneratorExit",
     "HarmonyError", "NotImplementedError", "BackendCompilerFailed", "InductorError", "OutOfResources",

@@ -1,4 +1,4 @@
-"""Log cleaning: ANSI codes, nested process tags, logger headers, compose/journald/timestamp prefixes, \\r.
+"""Log cleaning: ANSI codes, nested process tags, logger headers, compose/journald/timestamp/CI-gutter prefixes, \\r.
 
 `clean_log` returns one `LogLine` per body line (same count and order as `body.splitlines()`), so
 an index into the log is an index into the body. Every pattern here is anchored at the start of the
@@ -47,6 +47,9 @@ _RANK = re.compile(r"\[rank\d{1,6}\]:[ \t]?")
 _ISO_TIME = re.compile(
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
 )
+# `[ERROR] ` after a timestamp (Python logging with a bracketed level), `1234 | ` (a CI log's line gutter)
+_BRACKET_LEVEL = re.compile(r"\[(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\][ \t]?")
+_LINE_GUTTER = re.compile(r"\d{1,7}[ \t]{1,4}\|[ \t]?")
 _COMPOSE = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,63})[ \t]+\|[ \t]?")
 _REPEATED = re.compile(r"[ \t]*\[repeated \d{1,9}x across cluster\][ \t]*$")
 _QUOTE = re.compile(r"(?:>[ \t]?){1,8}(?=\S)")
@@ -117,6 +120,13 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
         if body[:1].isdigit() or body.startswith("["):
             m = _ISO_TIME.match(body)
             if m:
+                body = body[m.end():]
+                stripped_any = True
+                continue
+            m = _BRACKET_LEVEL.match(body) if body[:1] == "[" else _LINE_GUTTER.match(body)
+            if m:
+                if body[:1] == "[":
+                    level = "WARNING" if m.group("level") == "WARN" else m.group("level")
                 body = body[m.end():]
                 stripped_any = True
                 continue

@@ -14,6 +14,8 @@ from typing import Any
 OPERATOR = None
 
 _OPERATOR_CHARS = "|&;<>"
+# a template placeholder in a pasted command: `<model>`, `<YOUR_HF_TOKEN>`, `<path to model>`
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w.:/ -]{0,60}>(?![>&])")
 _MAX_TOKENS = 2000
 
 SHORT_ALIASES = {
@@ -101,6 +103,10 @@ def tokenize(text: str, *, posix: bool = True) -> list[str | None]:
             cur.append(text[i + 1])
             has_word = True
             i += 2
+        elif c == "<" and (m := _PLACEHOLDER.match(text, i)) is not None:
+            cur.append(m.group())   # `<your-model>`, `/models/<MODEL_NAME>`: a placeholder, not a redirection
+            has_word = True
+            i = m.end()
         elif c in _OPERATOR_CHARS:
             word = "".join(cur)
             if has_word and not (word.isdigit() and c in "<>"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from bot.report.errors import (
     EXC_LINE,
     EXC_MENTION,
+    EXC_REPR,
     canonical_builtin,
     has_anchor,
     looks_like_type,
@@ -42,7 +43,9 @@ _MAX_FRAMES = 300         # frames kept per exception
 _MAX_ERROR_LINES = 60
 
 _ERROR_LINE = re.compile(
-    r"(?:^(?:ERROR|error|FAILED|CMake Error|ninja: build stopped|Fatal Python error|"
+    # argparse: `vllm serve: error: unrecognized arguments: --foo`, `api_server.py: error: argument --port: …`
+    r"(?:^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: |"
+    r"^(?:ERROR|error|FAILED|CMake Error|ninja: build stopped|Fatal Python error|"
     r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
     r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
 )
@@ -340,10 +343,25 @@ def _unquote(text: str) -> str:
 
 
 def _title_exceptions(title: str) -> list[ExceptionInfo]:
+    """Exceptions the title names, as `Type: message`, `Type` or `Type("message")` (a repr)."""
     out: list[ExceptionInfo] = []
-    for m in EXC_MENTION.finditer(title[:1000]):
-        if looks_like_type(m.group("type")):
-            out.append(ExceptionInfo(type=m.group("type"), message=_unquote(m.group("msg") or ""), source="title"))
+    text = title[:1000]
+    found = [(m.start(), m.group("type"), _unquote(m.group("msg") or "")) for m in EXC_MENTION.finditer(text)]
+    if "(" in text:
+        found += [(m.start(), m.group("type"), m.group("msg").strip()) for m in EXC_REPR.finditer(text)]
+    for _, type_, msg in sorted(found):
+        if looks_like_type(type_):
+            out.append(ExceptionInfo(type=type_, message=msg, source="title"))
+    return out
+
+
+def _reprs(text: str, process: str | None) -> list[ExceptionInfo]:
+    """Exceptions quoted by their repr inside a line: `... failed with ImportError('libcudart.so.12')`."""
+    out = []
+    for m in EXC_REPR.finditer(text):
+        if looks_like_type(m.group("type")) and not _CODE_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            out.append(ExceptionInfo(type=m.group("type"), message=m.group("msg").strip(), source="mention",
+                                     process=process))
     return out
 
 
@@ -365,6 +383,8 @@ def _mentions(log: tuple[LogLine, ...]) -> tuple[list[ExceptionInfo], list[Excep
             msg = (m.group("msg") or "").strip(" *`'\"“”.")
             exc = ExceptionInfo(type=type_, message=msg, source="mention", process=entry.process)
             (with_msg if msg else bare).append(exc)
+        if "(" in text:
+            with_msg.extend(_reprs(text, entry.process))
     return with_msg, bare
 
 
@@ -426,11 +446,9 @@ def extract_errors(
         exceptions = _merge_title(exceptions, titled, as_root=False)
     if not exceptions:
         with_msg, bare = _mentions(log)
-        fallback = [_Found(e, n, 3) for n, e in enumerate(with_msg)]
-        if not fallback:
-            fallback = [_Found(e, n, 3) for n, e in enumerate(_title_exceptions(title or ""))]
-        if not fallback:
-            fallback = [_Found(e, n, 3) for n, e in enumerate(bare)]
+        fallback = [_Found(e, n, 3) for n, e in enumerate(with_msg or bare)]
         # for quotes in prose the first one named is what the report is about
         exceptions = _order(fallback, title or "", True, None)
+        if titled:   # the body only quotes errors in prose: the title names the one the report is about
+            exceptions = _merge_title(exceptions, titled, as_root=True)
     return tuple(ex.tracebacks), exceptions, tuple(ex.error_lines)

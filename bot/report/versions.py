@@ -20,6 +20,7 @@ _FILLER = frozenset({
     "version", "versions", "ver", "is", "was", "release", "docker", "image", "container", "server", "engine",
     "openai", "nightly", "build", "package", "wheel", "pypi", "tag", "from", "of", "on", "at", "=", "==", ":", "v",
     "api", "main", "branch", "latest", "stable", "upgraded", "installed", "to", "with", "版本", "版本号", "的版本",
+    "i.e", "ie", "e.g", "namely", "currently", "now",
 })
 # a word right before a bare "v0.x.y" / "0.x.y" that keeps it a plausible vLLM version
 _BARE_OK_BEFORE = frozenset({
@@ -52,6 +53,11 @@ _CURRENT = ("latest", "new:", "current", "now ", "still", "upgrade to", "upgrade
             "updating to", "switched to", "switching to", "moved to", "moving to", "since ")
 _TRANSITIONS = frozenset({"->", "-->", "=>", "→", "to", "~>"})
 # a number followed by one of these is a measurement ("vLLM - 7.5 tok/s", "vllm: 0.8 s"), not a version
+# a release suffix written apart: "0.5.0 post1", "0.6.4 rc1"
+_SPACED_SUFFIX = re.compile(r"[ ](post|rc|dev)(\d{1,4})\b", re.IGNORECASE)
+# where a new clause starts: what was said before it does not describe the version after it
+_CLAUSE = re.compile(r".*(?:,|;|\.\s|\bbut\b|\bwhile\b|\bwhereas\b|\bhowever\b)", re.DOTALL)
+_LIST_SEP = re.compile(r"\s{0,3}(?:,|/|&|\band\b|\bor\b|,\s{0,3}and\b)\s{0,3}(?:vllm\s{1,3})?v?", re.IGNORECASE)
 _UNIT_RE = re.compile(r"\s{0,2}(?:%|x\b|(?:tok|tokens?|t|it|req|requests?|seq)/s|(?:tok|tokens?|t/s|tps|qps|rps|"
                       r"s|sec|secs|seconds?|ms|min|minutes?|h|hours?|gb|gib|mb|mib|kb|times)\b)", re.IGNORECASE)
 
@@ -69,6 +75,16 @@ def valid_version(token: str) -> str | None:
     if rest and rest[0].isalpha() and v.count(".") < 2:
         return None   # "0.6B", "1.5x" style sizes; a typo such as "0.6.4.post1v" keeps its version
     return v
+
+
+def with_spaced_suffix(line: str, version: str, end: int) -> tuple[str, int]:
+    """`0.5.0` followed by ` post1` in the line -> (`0.5.0.post1`, the new end)."""
+    if not re.search(r"(post|rc|dev)\d", version):
+        m = _SPACED_SUFFIX.match(line, end)
+        if m:
+            kind = m.group(1).lower()
+            return version + ("." if kind != "rc" else "") + kind + m.group(2), m.end()
+    return version, end
 
 
 def commit_of(version: str) -> str | None:
@@ -121,7 +137,8 @@ def _version_after(line: str, pos: int) -> tuple[str, int, int] | None:
             v = valid_version(m.group(0))
             if not v or _UNIT_RE.match(line, i + len(v), i + len(v) + 12):
                 return None
-            return v, i, i + len(v)
+            v, end = with_spaced_suffix(line, v, i + len(v))
+            return v, i, end
         j = i
         while j < n and (line[j].isalpha() or line[j] == "."):
             j += 1
@@ -196,6 +213,11 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
         written = _word_before(line, s)
         before = written.lower()
         ok = before in _BARE_OK_BEFORE or before.endswith(("vllm", "/")) or (has_v and before == "version")
+        if not ok and out and _LIST_SEP.fullmatch(line, out[-1].end, s - has_v):
+            ok = True   # the next version of a list: "0.8.4, 0.8.5 and 0.9.0"
+        if not ok and before == "version":   # "the latest version 0.10.2", "i.e., version 0.10.2"
+            ahead = _word_before(line, line.rfind(written, 0, s)).lower()
+            ok = bool(ahead) and (ahead in _BARE_OK_BEFORE or ahead in ("i.e.", "e.g.", "my", "our", "this"))
         if not ok and lenient_v and has_v and v.count(".") >= 2:
             # a lowercase word, or a capitalised verb opening the title ("Missing v0.12.0 wheel …"), not a name
             first = not line[:max(0, line.rfind(written, 0, s))].strip(" \t`'\"([{*:")
@@ -204,7 +226,8 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
                   and before not in OTHER_PACKAGES)
         if not ok:
             continue
-        out.append(Mention(v, s, s + len(v), False))
+        v, end = with_spaced_suffix(line, v, s + len(v))
+        out.append(Mention(v, s, end, False))
     return out
 
 
@@ -216,12 +239,16 @@ _PREV_RX = _any(_PREV_MARKERS)
 _NEG_RX = _any(_NEG_MARKERS)
 _NO_PROBLEM_RX = _any(_NO_PROBLEM)
 _CURRENT_RX = _any(_CURRENT)
+_RANGE_RX = _any(("between", "from", "vs", "versus", "compared"))
 _OK_AFTER_RX = _any(("work", "fine", " ok", "good", "was ok"))
 
 
 def is_previous(context_before: str, context_after: str) -> bool:
     """The mention is a version the user says worked / came before ('works on 0.8.5', 'from 0.8.5 to …')."""
     b = context_before[-50:].lower()
+    clause = _CLAUSE.match(b)
+    if clause:
+        b = b[clause.end():]   # "0.9.2 works, but vllm 0.10.1 crashes": the clause of 0.10.1 starts at "but"
     a = context_after[:40].lower()
     if a.strip(" ,.") in _TRANSITIONS:
         return True   # "0.8.5 -> 0.9.0", "upgrade 0.8.5 to 0.9.0": the later one is current
@@ -237,9 +264,18 @@ def is_previous(context_before: str, context_after: str) -> bool:
 def classify(line: str, mentions: list[Mention]) -> list[tuple[Mention, bool]]:
     """Each mention with whether it is a 'previous' (working / older) version, judged on the text around it."""
     mentions = sorted(mentions, key=lambda m: m.start)
-    out = []
+    out: list[tuple[Mention, bool]] = []
+    head = 0   # where the list the current mention belongs to starts
     for k, m in enumerate(mentions):
         lo = mentions[k - 1].end if k else 0
         hi = mentions[k + 1].start if k + 1 < len(mentions) else len(line)
+        if k and _LIST_SEP.fullmatch(line, lo, m.start):
+            # "works on 0.8.5, 0.9.0 and 0.9.1": one list, one judgement; "between 0.6.3 and 0.6.4" is a range
+            opening = line[mentions[head - 1].end if head else 0:mentions[head].start].lower()
+            if not _RANGE_RX.search(opening[-30:]):
+                out.append((m, out[-1][1]))
+                continue
+        else:
+            head = k
         out.append((m, is_previous(line[lo:m.start], line[m.end:hi])))
     return out
