@@ -15,17 +15,19 @@ import os
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.app.lifeline import follow_parent
 from bot.decision import Candidate, Finding
 from bot.dupes import DuplicateIndex
 from bot.report import Report, parse
-from bot.rules import RuleSet
+from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
 from bot.stores.dupes import open_repo_index
 from bot.triage import SimilarIssues, Triage
 
 log = logging.getLogger("vllm_triage.core")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Excluding:
@@ -43,8 +45,6 @@ class Excluding:
 class Core:
     def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
                  database_url: str | None = None) -> None:
-        from bot.rules import DEFAULT_RULES_DIR, load_rules
-
         self.rules = load_rules(rules_dir or DEFAULT_RULES_DIR)
         self.data_dir = data_dir
         self.database_url = database_url  # postgresql://…: the replicas share one index there
@@ -57,8 +57,10 @@ class Core:
             index = self.indexes[repo] = open_repo_index(self.database_url, self.data_dir, repo)
         return index
 
-    def ready(self) -> bool:
-        return True
+    def rule_count(self) -> int:
+        """How many rules this core loaded. The first call to a core starts it (its process, by default) and
+        loads the rules: `CoreRunner.start` calls this to wait for that before the worker starts."""
+        return len(self.rules.rules)
 
     def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
                suppressed: set[str] = frozenset()) -> Triage:
@@ -104,12 +106,15 @@ def _init(rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage]
     _CORE = Core(rules_dir, data_dir, triage_fn, database_url)
 
 
-def _call(method: str, *args: Any) -> Any:
+def _in_child(method: Callable[Concatenate[Core, P], R], *args: P.args) -> R:
     assert _CORE is not None
-    return getattr(_CORE, method)(*args)
+    return method(_CORE, *args)
 
 
 class CoreRunner:
+    """The server's handle on its Core: each method runs the Core method of the same name in the core's process
+    (or thread) and waits for it without blocking the event loop."""
+
     def __init__(self, kind: str, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
                  database_url: str | None = None) -> None:
         self.kind = kind
@@ -123,25 +128,39 @@ class CoreRunner:
                                        initargs=(*self._args, os.getpid()))
         return ThreadPoolExecutor(1, thread_name_prefix="vllm-triage-core")
 
-    def _local_call(self, method: str, *args: Any) -> Any:
+    def _in_thread(self, method: Callable[Concatenate[Core, P], R], *args: P.args) -> R:
         if self._local is None:
             self._local = Core(*self._args)
-        return getattr(self._local, method)(*args)
+        return method(self._local, *args)
 
-    async def call(self, method: str, *args: Any) -> Any:
+    async def _run(self, method: Callable[Concatenate[Core, P], R], *args: P.args) -> R:
         loop = asyncio.get_running_loop()
         if self.kind != "process":
-            return await loop.run_in_executor(self._executor, self._local_call, method, *args)
+            return await loop.run_in_executor(self._executor, self._in_thread, method, *args)
         try:
-            return await loop.run_in_executor(self._executor, _call, method, *args)
+            return await loop.run_in_executor(self._executor, _in_child, method, *args)
         except BrokenProcessPool:
             log.error("the core process died; starting a new one")
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = self._new_executor()
             raise
 
+    async def start(self) -> int:
+        """Start the core and wait until it has loaded the rules; returns how many."""
+        return await self._run(Core.rule_count)
+
+    async def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
+                     suppressed: set[str] = frozenset()) -> Triage:
+        return await self._run(Core.triage, repo, issue, rejected, duplicates, suppressed)
+
+    async def index_closed(self, repo: str, issue: Any) -> None:
+        await self._run(Core.index_closed, repo, issue)
+
+    async def mark_duplicate(self, repo: str, number: int, of: int) -> None:
+        await self._run(Core.mark_duplicate, repo, number, of)
+
     async def close(self) -> None:
         try:
-            await self.call("close")
+            await self._run(Core.close)
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)

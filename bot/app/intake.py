@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -21,8 +22,13 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
+from bot.app.context import CLIENT_HEADER, INTAKE, METRICS, SETTINGS, STORE
 from bot.app.lifeline import follow_parent
+from bot.app.metrics import Metrics
 from bot.app.settings import Settings
+from bot.app.webhook import webhook
+from bot.app.worker import Intake
+from bot.stores.deliveries import open_delivery_store
 
 log = logging.getLogger("vllm_triage.intake")
 
@@ -30,17 +36,7 @@ log = logging.getLogger("vllm_triage.intake")
 _NOT_FORWARDED = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                             "trailer", "transfer-encoding", "upgrade", "content-length"})
 PRIMARY = web.AppKey("primary", aiohttp.ClientSession)
-# the visitor's address, for the primary's login throttle; trusted only on its Unix socket (see client_address)
-CLIENT_HEADER = "x-vllm-triage-client"
 RESTART_PAUSE = 1.0  # seconds between restarts of an intake process that keeps dying
-
-
-def client_address(request: web.Request) -> str:
-    """The visitor's address: the TCP peer, or for a request an intake process forwarded over the Unix socket
-    (no TCP peer), the address that process saw. A TCP client cannot set it: it has a peer address."""
-    if request.remote:
-        return request.remote
-    return request.headers.get(CLIENT_HEADER) or "?"
 
 
 def primary_socket(settings: Settings) -> str:
@@ -67,11 +63,6 @@ async def forward(request: web.Request) -> web.Response:
 
 
 def create_intake_app(settings: Settings, socket_path: str) -> web.Application:
-    from bot.app.metrics import Metrics
-    from bot.app.server import INTAKE, METRICS, SETTINGS, STORE, webhook
-    from bot.app.worker import Intake
-    from bot.stores.deliveries import open_delivery_store
-
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
@@ -96,7 +87,6 @@ def create_intake_app(settings: Settings, socket_path: str) -> web.Application:
 
 def run_intake(settings: Settings, socket_path: str, parent_pid: int) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    import gc
 
     app = create_intake_app(settings, socket_path)
     # run_app's SIGTERM handler shuts the server down cleanly

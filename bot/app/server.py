@@ -1,4 +1,5 @@
-"""The aiohttp application: POST /webhook records the delivery and answers 202; the worker does the rest.
+"""The aiohttp application of `serve`: the webhook (bot/app/webhook.py), health, metrics, the JSON API and the
+dashboard, with the store, the service and the worker started and stopped with it.
 
     create_app(settings) -> aiohttp.web.Application     # no side effects until the app starts
 """
@@ -8,82 +9,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import logging
-import time
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-import gidgethub
 from aiohttp import web
-from gidgethub import sansio
 
+from bot.app.context import INTAKE, METRICS, SERVICE, SETTINGS, STORE, WORKER
 from bot.app.github import GitHub
-from bot.app.handlers import action_of, installation_of, issue_number_of, repo_of
 from bot.app.intake import IntakeProcesses, primary_socket
 from bot.app.metrics import Metrics
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
+from bot.app.webhook import webhook
 from bot.app.worker import Intake, Worker, describe
+from bot.dashboard import setup_dashboard  # overview, queue, issue pages, error catalog (docs/dashboard.md)
 from bot.stores.deliveries import DeliveryStore, open_delivery_store
 from bot.triage import triage
 
 log = logging.getLogger("vllm_triage.server")
-
-STORE = web.AppKey("store", DeliveryStore)
-SETTINGS = web.AppKey("settings", Settings)
-METRICS = web.AppKey("metrics", Metrics)
-WORKER = web.AppKey("worker", Worker)
-SERVICE = web.AppKey("service", Service)
-INTAKE = web.AppKey("intake", Intake)
-
-
-def _answer(status: int, message: str, **extra: Any) -> web.Response:
-    # A short text in the body shows up in GitHub's delivery log.
-    return web.json_response({"message": message, **extra}, status=status)
-
-
-async def webhook(request: web.Request) -> web.Response:
-    started = time.perf_counter()
-    request.app[INTAKE].touch()
-    settings, metrics = request.app[SETTINGS], request.app[METRICS]
-    event_name = request.headers.get("X-GitHub-Event", "?")
-
-    def done(response: web.Response, outcome: str) -> web.Response:
-        metrics.inc("vllm_triage_webhooks_total", event=event_name[:40], outcome=outcome)
-        metrics.observe("vllm_triage_webhook_seconds", time.perf_counter() - started)
-        return response
-
-    if request.content_length is not None and request.content_length > settings.max_body_bytes:
-        return done(_answer(413, "payload too large"), "too-large")
-    try:
-        body = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        return done(_answer(413, "payload too large"), "too-large")
-    try:
-        event = sansio.Event.from_http(request.headers, body, secret=settings.webhook_secret)
-    except gidgethub.ValidationFailure as e:
-        return done(_answer(401, f"signature check failed: {e}"), "bad-signature")
-    except gidgethub.BadRequest as e:
-        return done(_answer(415, str(e) or "expected application/json"), "bad-content-type")
-    except KeyError as e:
-        return done(_answer(400, f"missing header {e}"), "bad-request")
-    except ValueError:  # JSON that does not parse
-        return done(_answer(400, "body is not valid JSON"), "bad-request")
-    if event.event == "ping":
-        return done(_answer(200, "pong"), "ping")
-    data = event.data if isinstance(event.data, dict) else {}
-    if not event.delivery_id:
-        return done(_answer(400, "missing X-GitHub-Delivery"), "bad-request")
-    payload = body.decode("utf-8") if request.content_type == "application/json" else json.dumps(data)
-    outcome = await request.app[STORE].record_delivery(
-        event.delivery_id, event.event, action_of(data), repo_of(data), issue_number_of(event.event, data),
-        installation_of(data), payload)
-    worker = request.app.get(WORKER)  # an intake process (bot/app/intake.py) has none: the primary's polls
-    if outcome != "duplicate" and worker is not None:
-        worker.wake()
-    return done(_answer(202, outcome, delivery=event.delivery_id), outcome)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -207,8 +151,6 @@ def create_app(settings: Settings, *, store: DeliveryStore | None = None, triage
     app.router.add_get("/api/deliveries", api_deliveries)
     app.router.add_get("/api/config-errors", api_config_errors)
     app.router.add_get("/api/installations", api_installations)
-    from bot.dashboard import setup_dashboard  # overview, queue, issue pages, error catalog (README, "Dashboard")
-
     setup_dashboard(app, settings)
     return app
 

@@ -18,10 +18,10 @@ from bot.app.core import CoreRunner
 from bot.app.github import GitHub, GitHubClient, RetryLater
 from bot.app.metrics import Metrics
 from bot.app.plan import plan as make_plan
+from bot.app.record import issue_meta, triage_detail
 from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
 from bot.app.settings import Settings, most_cautious
 from bot.comment import render_cleared, render_comment
-from bot.dashboard.record import issue_meta, triage_detail
 from bot.labels import topic_labels
 from bot.stores.deliveries import DeliveryStore, IssueState
 from bot.triage import Triage, triage
@@ -61,21 +61,19 @@ class Service:
         self.triage_fn = triage_fn
         self.metrics = metrics or Metrics()
         self.configs = ConfigCache(settings.config_cache_seconds)
-        self._core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn,
+        # parsing, rules and duplicate search, in the core's own process (bot/app/core.py)
+        self.core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn,
                                 settings.database_url)
 
-    async def core(self, method: str, *args: Any) -> Any:
-        """Run a method of bot.app.core.Core (triage, index_closed, mark_duplicate) away from the event loop."""
-        return await self._core.call(method, *args)
-
     async def start(self) -> None:
-        await self.core("ready")  # loads the rules
+        rules = await self.core.start()
+        log.info("triage core ready with %d rules", rules)
 
     async def close(self) -> None:
-        await self._core.close()
+        await self.core.close()
 
     async def mark_duplicate(self, repo: str, number: int, of: int) -> None:
-        await self.core("mark_duplicate", repo, number, of)
+        await self.core.mark_duplicate(repo, number, of)
 
     # -- GitHub access ---------------------------------------------------------------------------------
 
@@ -135,7 +133,7 @@ class Service:
         rejected = {f["target"] for f in feedback if f["kind"] == "not-duplicate" and f["target"] is not None}
         # a rule a maintainer suppressed for this issue on the dashboard (feedback kind "suppress-rule:<id>")
         suppressed = {f["kind"].split(":", 1)[1] for f in feedback if f["kind"].startswith("suppress-rule:")}
-        result = await self.core("triage", repo, issue, rejected, config.enabled("duplicates"), suppressed)
+        result = await self.core.triage(repo, issue, rejected, config.enabled("duplicates"), suppressed)
         labels, comment = adjust(result, config)
         existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
         if existing:
@@ -168,7 +166,7 @@ class Service:
     async def issue_closed(self, repo: str, payload_issue: dict[str, Any]) -> None:
         issue = IssueView.from_api(payload_issue)
         if not issue.is_pull_request:
-            await self.core("index_closed", repo, issue)
+            await self.core.index_closed(repo, issue)
         await self._mark(repo, issue.number, "closed")
 
     async def issue_deleted(self, repo: str, number: int) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.intake import client_address
+from bot.app.context import SERVICE, STORE, client_address
+from bot.app.service import Service
 from bot.app.settings import Settings
 from bot.dashboard import data
 from bot.dashboard.auth import (
@@ -40,6 +41,7 @@ from bot.dashboard.render import STATIC_DIR, environment
 from bot.dashboard.settings import DashboardSettings, dashboard_settings
 from bot.dashboard.views import issue_view
 from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
+from bot.stores.deliveries import DeliveryStore
 
 log = logging.getLogger("vllm_triage.dashboard")
 PREFIXES = ("/dashboard", "/api/rules")
@@ -103,15 +105,11 @@ class Dashboard:
 DASHBOARD = web.AppKey("dashboard", Dashboard)
 
 
-def _store(request: web.Request) -> Any:
-    from bot.app.server import STORE  # imported late: the server imports this package
-
+def _store(request: web.Request) -> DeliveryStore:
     return request.app[STORE]
 
 
-def _service(request: web.Request) -> Any:
-    from bot.app.server import SERVICE
-
+def _service(request: web.Request) -> Service:
     return request.app[SERVICE]
 
 

@@ -9,7 +9,7 @@ from bot.triage import triage
 async def test_core_process_yields_the_cpu_to_the_server(tmp_path):
     runner = CoreRunner("process", None, str(tmp_path), triage)
     try:
-        await runner.call("ready")
+        assert await runner.start() > 0
         child = runner._executor.submit(os.nice, 0).result(timeout=60)
         assert child >= min(os.nice(0) + CORE_NICENESS, 19)
     finally:

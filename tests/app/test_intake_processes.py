@@ -155,7 +155,8 @@ def _request(peer, headers):
 
 
 def test_the_visitor_address_crosses_the_socket_and_cannot_be_claimed_over_tcp():
-    from bot.app.intake import CLIENT_HEADER, _headers, client_address
+    from bot.app.context import CLIENT_HEADER, client_address
+    from bot.app.intake import _headers
 
     assert client_address(_request(("203.0.113.9", 5555), {CLIENT_HEADER: "198.51.100.1"})) == "203.0.113.9"
     assert client_address(_request("", {CLIENT_HEADER: "198.51.100.1"})) == "198.51.100.1"  # via the Unix socket

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.app.server import STORE
+from bot.app.context import STORE
 from bot.comment import MARKER, render_cleared
 from bot.triage import Triage
 
