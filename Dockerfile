@@ -1,10 +1,11 @@
-# vllm-triage: the GitHub App server. Configuration comes only from environment variables (see README).
+# vllm-triage: the GitHub App server. Configuration comes only from environment variables (see docs/app.md).
 FROM python:3.12-slim AS build
 WORKDIR /src
 RUN python -m venv /opt/venv
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY bot ./bot
-RUN /opt/venv/bin/pip install --no-cache-dir .
+# the exact versions of constraints.txt (.ci/lock-constraints), so two builds of one commit install the same
+RUN /opt/venv/bin/pip install --no-cache-dir --constraint constraints.txt '.[postgres]'
 
 FROM python:3.12-slim
 RUN useradd --create-home --uid 10001 triage \

@@ -275,9 +275,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bot.stores.database import MissingDriver
+
     args = build_parser().parse_args(argv)
     args.rules_dir_given = any(a == "--rules" or a.startswith("--rules=") for a in (argv or sys.argv[1:]))
-    return args.func(args)
+    try:
+        return args.func(args)
+    except MissingDriver as e:  # DATABASE_URL is postgresql:// and the postgres extra is not installed
+        sys.exit(f"vllm-triage: {e}")
 
 
 if __name__ == "__main__":

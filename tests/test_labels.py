@@ -265,6 +265,7 @@ def test_taxonomy_is_one_list_used_everywhere() -> None:
     assert tuple(listed) == TOPICS
 
 
+@pytest.mark.timeout(30)
 def test_patterns_stay_linear_on_hostile_text() -> None:
     hostile = ("a" * 5000 + " ") * 20 + "speculative " * 2000 + "(" * 5000
     r = Report(title=hostile[:1000], title_text=hostile[:1000], kind="bug", kind_source="title", body=hostile,

@@ -68,6 +68,7 @@ def test_squash_drops_case_separators_and_doubled_letters() -> None:
     assert squash("tool_call") == "tolcal"
 
 
+@pytest.mark.timeout(30)
 def test_correction_is_linear_on_hostile_text() -> None:
     text = ("paralel " * 20_000) + ("x" * 100_000) + ("-a" * 50_000)
     out = W.correct(text)

@@ -27,6 +27,7 @@ from bot.app.settings import Settings
 from bot.isotime import epoch
 
 log = logging.getLogger("vllm_triage.github")
+_JITTER = random.Random()  # retry jitter from its own generator, never the global one
 USER_AGENT = "vllm-triage"
 _SECONDARY = re.compile(r"secondary rate limit|abuse detection", re.IGNORECASE)
 _IDEMPOTENT_POSTS = (re.compile(r"/issues/\d+/labels$"), re.compile(r"/access_tokens$"))
@@ -88,7 +89,7 @@ def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, at
     if status == 429 or (status == 403 and _SECONDARY.search(message or "")):
         return secondary_wait * 2 ** (attempt - 1)
     if status >= 500:
-        return backoff * 2 ** (attempt - 1) * (0.5 + random.random())
+        return backoff * 2 ** (attempt - 1) * (0.5 + _JITTER.random())
     return None
 
 
@@ -114,7 +115,7 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                 if not idempotent(method, url) or attempt > self.settings.http_retries:
                     raise TransientError(what) from e
                 log.info("retrying after %s", what)
-                await self.sleep(self.settings.http_backoff_seconds * 2 ** (attempt - 1) * random.random())
+                await self.sleep(self.settings.http_backoff_seconds * 2 ** (attempt - 1) * _JITTER.random())
 
     async def manage_rate_limit(self, *, method: str, url: str) -> None:
         limit = self.rate_limit

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.stores.database import is_postgres
+from bot.stores.database import is_postgres, postgres_driver_missing
 
 MODES = ("dry-run", "shadow", "live")  # from most to least cautious
 
@@ -89,6 +89,8 @@ class Settings:
                                     "--insecure-no-secret")
             if self.host not in ("127.0.0.1", "::1", "localhost"):
                 raise SettingsError("--insecure-no-secret is only allowed when bound to loopback (HOST=127.0.0.1)")
+        if self.uses_postgres and (problem := postgres_driver_missing()):
+            raise SettingsError(problem)
         if not self.uses_postgres and not self.database_url.startswith("sqlite://"):
             raise SettingsError("DATABASE_URL must be sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB, not "
                                 f"{self.database_url.split(':')[0]}:…")

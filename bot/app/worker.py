@@ -62,6 +62,7 @@ class Worker:
         self._stopping = False
         self._tasks: list[asyncio.Task] = []
         self._inflight: dict[str, str] = {}  # delivery id -> worker id
+        self._jitter = random.Random()  # its own: retry jitter never touches (or depends on) the global state
 
     def wake(self) -> None:
         self._wake.set()
@@ -121,7 +122,7 @@ class Worker:
 
     def backoff(self, attempts: int) -> float:
         base = self.settings.retry_base_seconds * 2 ** max(0, attempts - 1)
-        return min(self.settings.retry_max_seconds, base) * (0.75 + random.random() / 2)
+        return min(self.settings.retry_max_seconds, base) * (0.75 + self._jitter.random() / 2)
 
     async def process(self, delivery: Delivery, worker: str) -> str:
         renew = asyncio.create_task(self._renew(delivery, worker))

@@ -220,3 +220,17 @@ def test_postgres_without_psycopg_is_one_clear_error(monkeypatch, tmp_path):
 
     with pytest.raises(MissingDriver):
         open_repo_index("postgresql://u:p@127.0.0.1:1/db", tmp_path, "o/r")
+
+
+def test_the_cli_says_in_one_line_that_the_postgres_extra_is_missing(tmp_path):
+    for command in ("migrate", "serve"):
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; sys.modules['psycopg'] = None; from bot.cli import main; "
+             f"sys.exit(main(['{command}']))"],
+            env={"DATABASE_URL": "postgresql://u:p@127.0.0.1:1/db", "PATH": "/usr/bin:/bin",
+                 "GITHUB_WEBHOOK_SECRET": "s", "VLLM_TRIAGE_DATA_DIR": str(tmp_path)},
+            capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            f"vllm-triage {command}: DATABASE_URL is postgresql:// but psycopg is not installed: "
+            "pip install 'vllm-triage[postgres]'"]

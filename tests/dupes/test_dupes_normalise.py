@@ -1,3 +1,4 @@
+import pytest
 from dupes_reports import PP_FRAMES, PP_MESSAGE, report
 
 from bot.dupes.normalise import normalise_message, short_type
@@ -39,6 +40,7 @@ def test_architecture_names_and_mixed_identifiers():
     assert e == f and e.startswith("<arch> has no vLLM implementation")
 
 
+@pytest.mark.timeout(30)
 def test_long_and_hostile_lines_are_bounded():
     text = "a" * 100_000 + " 1" * 50_000
     assert len(normalise_message(text)) <= 160

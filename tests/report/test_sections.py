@@ -131,6 +131,7 @@ def test_description_drops_unanswered_fields():
     assert description_text(body, split_sections(body)) == "It fails."
 
 
+@pytest.mark.timeout(30)
 @pytest.mark.parametrize("body", ["", "\x00\udcff", "### \n" * 10000, "```\n" * 100001, "### a\n```\n" * 5000])
 def test_hostile_bodies(body):
     sections = split_sections(body)
