@@ -1,4 +1,4 @@
-"""Server settings, read from environment variables only (see README, "Environment variables")."""
+"""Server settings, read from environment variables only (README.md, "Configuration")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dashboard settings, from environment variables (see README, "Dashboard").
+"""Dashboard settings, from environment variables (docs/dashboard.md).
 
     DASHBOARD_PUBLIC=1         read-only pages (overview, queue, issues, catalog, /api/rules) need no login
     DASHBOARD_TOKENS=...       maintainers who may act: `name:sha256:<hex digest of the token>` (recommended) or
