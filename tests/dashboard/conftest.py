@@ -9,6 +9,7 @@ import re
 import uuid
 from pathlib import Path
 
+import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.dashboard.feed import issue_payload
@@ -68,6 +69,23 @@ def csrf_of(html: str) -> str:
     m = _CSRF.search(html)
     assert m, "no CSRF token in the page"
     return m.group(1)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """One `vllm-triage serve` process filled with the test export, shared by every browser test."""
+    from .browser import require_chromium, serve_filled
+
+    require_chromium()
+    yield from serve_filled(tmp_path_factory.mktemp("browser"))
+
+
+@pytest.fixture(scope="module")   # Playwright's sync API holds an event loop: closed before the asyncio tests run
+def browser():
+    from .browser import launch, require_chromium
+
+    require_chromium()
+    yield from launch()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
