@@ -60,15 +60,6 @@ class Settings:
     def uses_postgres(self) -> bool:
         return is_postgres(self.database_url)
 
-    @property
-    def sqlite_path(self) -> str:
-        url = self.database_url
-        if url.startswith("sqlite:///"):
-            return url[len("sqlite:///"):] or ":memory:"
-        if url.startswith("sqlite://"):
-            return url[len("sqlite://"):] or ":memory:"
-        raise SettingsError(f"DATABASE_URL is not an SQLite URL: {url.split(':')[0]}:…")
-
     def check(self) -> None:
         """Refuse configurations that would run unverified or act without credentials."""
         if self.core not in ("process", "thread"):
