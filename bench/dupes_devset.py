@@ -50,11 +50,25 @@ def collect(issues_path: str) -> tuple[list, dict[int, list[tuple[Match, int, in
     return issues, pairs
 
 
+def no_error_members(gold: list[dict]) -> set[int]:
+    """Members of clusters of requests and questions: every member a feature / usage / installation / docs / other
+    report, and none with an exception (gold)."""
+    members: dict[str, list[dict]] = {}
+    for g in gold:
+        if g.get("cluster"):
+            members.setdefault(g["cluster"], []).append(g)
+    return {g["number"] for ms in members.values()
+            if all(g.get("exception") is None and g.get("kind") in NO_ERROR_KINDS for g in ms) for g in ms}
+
+
+NO_ERROR_KINDS = ("feature", "usage", "installation", "docs", "other")
+
+
 def predict(pairs: dict[int, list[tuple[Match, int, int | None]]], policy: Policy) -> list[dict]:
     rows = []
     for number, scored in pairs.items():
-        ranked = sorted(((combine(m, policy), n) for m, n, _ in scored), reverse=True)
-        dups = [{"number": n, "score": s} for s, n in ranked if s >= policy.threshold][:3]
+        ranked = sorted(((combine(m, policy), n, policy.threshold_for(m)) for m, n, _ in scored), reverse=True)
+        dups = [{"number": n, "score": s} for s, n, t in ranked if s >= t][:3]
         rows.append({"number": number, "duplicates": dups})
     return rows
 
@@ -77,25 +91,39 @@ def main() -> None:
     gold = scorer.load_jsonl(a.gold)
     _, pairs = collect(a.issues)
 
+    quiet = no_error_members(gold)
+
     def figures(p, policy):
-        d = scorer.score(raw, gold, predict(p, policy))["dup"]
-        return f"R@3={d['recall@3']} false-link={d['false_link_rate']} link-P={d['link_precision']} links={d['links']}"
+        rows = predict(p, policy)
+        d = scorer.score(raw, gold, rows)["dup"]
+        q = scorer.score(raw, gold, rows, only=quiet)["dup"]
+        return (f"R@3={d['recall@3']} false-link={d['false_link_rate']} link-P={d['link_precision']} "
+                f"links={d['links']} | no-error R@3={q['recall@3']} ({q['eligible']})")
 
     print(f"default policy {DEFAULT_POLICY}")
     print("threshold sweep:")
     for t in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9):
         print(f"  t={t:.2f} {figures(pairs, replace(DEFAULT_POLICY, threshold=t))}")
     print("ablation (default threshold):")
+    no_rules = lambda m: replace(m, shared_rules=(), rule_conflict=False)  # noqa: E731
+    no_entities = lambda m: replace(m, entities=(), entity_conflict=False)  # noqa: E731
     variants = {
         "all signals": pairs,
-        "text only": ablate(pairs, lambda m: replace(m, signature=None, shared_rules=(), rule_conflict=False)),
-        "no rules": ablate(pairs, lambda m: replace(m, shared_rules=(), rule_conflict=False)),
+        "no entity keys": ablate(pairs, no_entities),
+        "no diagnoses": ablate(pairs, no_rules),
+        "no diagnoses, no entities": ablate(pairs, lambda m: no_entities(no_rules(m))),
+        "entities + text": ablate(pairs, lambda m: replace(no_rules(m), signature=None, same_body=False)),
+        "text only": ablate(pairs, lambda m: replace(no_entities(no_rules(m)), signature=None, same_body=False)),
         "no signature": ablate(pairs, lambda m: replace(m, signature=None)),
         "no rule veto": pairs,
+        "no near-miss veto": pairs,
+        "one threshold": pairs,
     }
     for name, p in variants.items():
-        policy = replace(DEFAULT_POLICY, veto_rule_conflict=False) if name == "no rule veto" else DEFAULT_POLICY
-        print(f"  {name:14s} {figures(p, policy)}")
+        policy = {"no rule veto": replace(DEFAULT_POLICY, veto_rule_conflict=False),
+                  "no near-miss veto": replace(DEFAULT_POLICY, veto_entity_conflict=False),
+                  "one threshold": replace(DEFAULT_POLICY, no_error_thresholds=())}.get(name, DEFAULT_POLICY)
+        print(f"  {name:26s} {figures(p, policy)}")
     print("text alone (no rules, no signature), by the text similarity it needs:")
     text_only = variants["text only"]
     for cut in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.86, 0.9):
@@ -113,15 +141,17 @@ def _misses(raw, gold, pairs) -> None:
         c = cluster.get(n)
         earlier = {m for m, cm in cluster.items() if c and cm == c and order[m] < order[n]}
         got = [d["number"] for d in row["duplicates"]]
-        best = sorted(((combine(m, DEFAULT_POLICY), k, m) for m, k, _ in pairs[n]), key=lambda x: -x[0])[:3]
+        best = sorted(((combine(m, DEFAULT_POLICY), k, m) for m, k, _ in pairs[n]), key=lambda x: -x[0])[:4]
         wrong = [g for g in got if g not in earlier]
         if wrong or (earlier and not any(g in earlier for g in got)):
             tag = "FALSE" if wrong else "MISS "
             print(f"{tag} #{n} [{c}] earlier={sorted(earlier)} got={got}")
             for s, k, m in best:
                 mark = "*" if k in earlier else " "
-                print(f"     {mark}#{k} [{cluster.get(k)}] {s:.2f} text={m.text:.2f} sig={bool(m.signature)} "
-                      f"rules={m.shared_rules} conflict={m.rule_conflict} terms={m.shared_terms}")
+                print(f"     {mark}#{k} [{cluster.get(k)}] {s:.2f}/{DEFAULT_POLICY.threshold_for(m):.2f} "
+                      f"text={m.text:.2f} sig={bool(m.signature)} rules={m.shared_rules} conflict={m.rule_conflict} "
+                      f"ents={[e.key + ':' + e.strength[0] for e in m.entities]} near-miss={m.entity_conflict} "
+                      f"terms={m.shared_terms}")
 
 
 

@@ -20,7 +20,7 @@ from bot.dupes.text import (
     meaningful_lines,
     tokens,
 )
-from bot.report.model import Report
+from bot.report.model import Entity, Report
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ FIELDS: dict[str, FieldSpec] = {
     "flag": FieldSpec(weight=1.0, b=0.0, ref_len=1.0),
 }
 FLAG_PREFIX = "flag_"
+ENTITY_PREFIX = "ent:"
 # flags present in nearly every report say nothing about the failure
 _COMMON_FLAGS = frozenset({"model", "host", "port", "served_model_name", "model_tag", "api_key", "tokenizer",
                            "trust_remote_code_default", "download_dir", "uvicorn_log_level"})
@@ -52,6 +53,8 @@ class IssueDoc:
     flags: tuple[str, ...] = ()                        # notable flags set, snake_case
     title: str = ""                                     # cleaned title, for reasons
     body_key: str = ""                                  # digest of a substantial description (a re-filed report)
+    entities: tuple[Entity, ...] = ()                  # what a request or question names (bot/report/entities.py)
+    kind: str = ""                                      # the report kind (bug, usage, feature, new-model, ...)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -62,6 +65,7 @@ class IssueDoc:
         out.extend("rule:" + rule_id(r) for r in self.rules)
         if self.body_key:
             out.append("body:" + self.body_key)
+        out.extend(ENTITY_PREFIX + e.key for e in self.entities)
         return tuple(dict.fromkeys(out))
 
 
@@ -165,6 +169,8 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         flags=notable_flags(report),
         title=clean_title(report.title_text or report.title),
         body_key=body_key(report),
+        entities=report.entities,
+        kind=report.kind,
     )
 
 
@@ -176,10 +182,14 @@ def doc_meta(doc: IssueDoc) -> dict[str, Any]:
         "flags": list(doc.flags),
         "title": doc.title,
         "body": doc.body_key,
+        "ents": [[e.key, e.reason, e.strength] for e in doc.entities],
+        "kind": doc.kind,
     }
 
 
 def doc_from_meta(vector: dict[str, float], meta: dict[str, Any]) -> IssueDoc:
     sigs = tuple(Signature(t, m, tuple(f), d) for t, m, f, d in meta.get("sigs", ()))
+    ents = tuple(Entity(k, r, s) for k, r, s in meta.get("ents", ()))
     return IssueDoc(vector=vector, signatures=sigs, rules=tuple(meta.get("rules", ())),
-                    flags=tuple(meta.get("flags", ())), title=meta.get("title", ""), body_key=meta.get("body", ""))
+                    flags=tuple(meta.get("flags", ())), title=meta.get("title", ""), body_key=meta.get("body", ""),
+                    entities=ents, kind=meta.get("kind", ""))

@@ -106,9 +106,20 @@ class DuplicateIndex:
         scored = self.search_doc(self._doc(report, findings), exclude=exclude, limit=limit, before=before)
         return tuple(s.candidate for s in scored if s.linked)
 
+    def similar(self, report: Report, findings: tuple[Finding, ...] = (), *, exclude: int | None = None,
+                limit: int = 3, before: tuple[str, int] | None = None) -> tuple[tuple[Candidate, ...],
+                                                                                 tuple[Candidate, ...]]:
+        """(linked, possibly related): the links, and the best pairs just below their threshold."""
+        scored = self.search_doc(self._doc(report, findings), exclude=exclude, limit=limit, before=before,
+                                 related=True)
+        return (tuple(s.candidate for s in scored if s.linked),
+                tuple(s.candidate for s in scored if not s.linked))
+
     def search_doc(self, doc: IssueDoc, *, exclude: int | None = None, limit: int = 3,
-                   near_misses: bool = False, before: tuple[str, int] | None = None) -> list[Scored]:
-        """Linked candidates, best first; with near_misses, also the best pairs that stayed below the threshold.
+                   near_misses: bool = False, before: tuple[str, int] | None = None,
+                   related: bool = False) -> list[Scored]:
+        """Linked candidates, best first; with near_misses, also the best pairs that stayed below the threshold;
+        with related, the best pairs within policy.related_margin below their threshold (at most `limit`).
 
         `before` = (created_at, number): only issues created earlier count (a replay over a full index). The
         filter applies inside candidate selection, so later issues never take the candidates' places; document
@@ -116,7 +127,7 @@ class DuplicateIndex:
         pairs, idfs = self._rank(doc, exclude, before)
         results = [(combine(m, self.policy), m, i) for m, i in pairs]
         results.sort(key=lambda r: (r[0], r[2].number), reverse=True)
-        return self._finish(doc, idfs, results, exclude, limit, near_misses)
+        return self._finish(doc, idfs, results, exclude, limit, near_misses, related)
 
     def candidates(self, doc: IssueDoc, *, exclude: int | None = None) -> list[tuple[Match, StoredIssue]]:
         """Every pair scored exactly in stage 2, unsorted and not yet thresholded."""
@@ -167,12 +178,12 @@ class DuplicateIndex:
         return acc
 
     def _finish(self, doc: IssueDoc, idfs: dict[str, float], results: list[tuple[float, Match, StoredIssue]],
-                exclude: int | None, limit: int, near_misses: bool) -> list[Scored]:
+                exclude: int | None, limit: int, near_misses: bool, related: bool = False) -> list[Scored]:
         def explained(match: Match, issue: StoredIssue) -> Match:
             return replace(match, shared_terms=contributions(doc.vector, issue.vector, idfs))
 
-        threshold = self.policy.threshold
-        linked = [(s, m, i) for s, m, i in results if s >= threshold]
+        policy = self.policy
+        linked = [(s, m, i) for s, m, i in results if s >= policy.threshold_for(m)]
         targets = {i.duplicate_of for _, _, i in linked if i.duplicate_of and i.duplicate_of != exclude}
         target_issues = self.store.get_many(targets) if targets else {}
         out: list[Scored] = []
@@ -190,9 +201,16 @@ class DuplicateIndex:
                                         state=issue.state, url=issue.url, via=via), match, True))
             if len(out) >= limit:
                 break
+        if related:
+            below = [(s, m, i) for s, m, i in results if policy.threshold_for(m) - policy.related_margin <= s
+                     < policy.threshold_for(m) and i.number not in seen]
+            for score, match, issue in below[:limit]:
+                match = explained(match, issue)
+                out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
+                                            title=issue.title, state=issue.state, url=issue.url), match, False))
         if near_misses:
             for score, match, issue in results:
-                if score < threshold and len(out) < limit + 3:
+                if score < policy.threshold_for(match) and len(out) < limit + 3:
                     match = explained(match, issue)
                     out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
                                                 title=issue.title, state=issue.state, url=issue.url), match, False))

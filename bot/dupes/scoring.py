@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bot.dupes.document import FLAG_PREFIX, IssueDoc
 from bot.dupes.signature import Signature
+from bot.report.model import Entity
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,26 @@ class Policy:
     w_rule: float = 0.6
     w_signature: float = 0.35
     w_frames: float = 0.05
+    # shared entity keys (bot/report/entities.py), by what they name: the same requested model or ROCm target
+    # (strong), one API use with one answer (question), where a question lies (area)
+    w_entity: tuple[tuple[str, float], ...] = (("strong", 0.75), ("question", 0.65), ("area", 0.15))
     threshold: float = 0.6
+    # A pair without a shared error, diagnosis or description (a request or a question) is linked at a stricter
+    # threshold, by the query's kind: see README "Duplicate detection" for the argument.
+    no_error_thresholds: tuple[tuple[str, float], ...] = (
+        ("new-model", 0.7), ("feature", 0.7), ("usage", 0.72), ("installation", 0.72),
+        ("docs", 0.75), ("misc", 0.75), ("other", 0.75), ("rfc", 0.75))
+    related_margin: float = 0.25     # "possibly related": not linked, but within this much of the pair's threshold
     veto_rule_conflict: bool = True
+    veto_entity_conflict: bool = True
     min_text_terms: int = 12
+
+    def threshold_for(self, m: Match) -> float:
+        """The score a pair needs to be linked: the stricter one of the query's kind when the query carries no
+        error and the pair shares no error, diagnosis or description (failure reports keep `threshold`)."""
+        if m.strong or m.query_has_error:
+            return self.threshold
+        return dict(self.no_error_thresholds).get(m.kind, self.threshold)
 
 
 DEFAULT_POLICY = Policy()
@@ -82,6 +100,10 @@ class Match:
     shared_flags: tuple[str, ...] = ()
     shared_terms: tuple[str, ...] = ()
     query_terms: int = 1 << 30               # distinct terms of the query's vector (its information content)
+    entities: tuple[Entity, ...] = ()        # shared entity keys, each with the weaker side's strength
+    entity_conflict: bool = False            # both name e.g. a model, a platform or a question, and differ
+    kind: str = ""                           # the query's report kind
+    query_has_error: bool = True             # the query carries an error signature (then no stricter threshold)
 
     @property
     def strong(self) -> bool:
@@ -102,9 +124,56 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags)
     same_body = bool(query.body_key) and query.body_key == doc.body_key
+    entities, entity_conflict = shared_entities(query.entities, doc.entities)
     return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules, same_body=same_body,
                  rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
-                 query_terms=len(query.vector))
+                 query_terms=len(query.vector), entities=entities, entity_conflict=entity_conflict,
+                 kind=query.kind, query_has_error=bool(query.signatures))
+
+
+_ASKS = ("topic:", "cap:")   # groups that say what is asked about a model
+STRENGTHS = ("area", "question", "strong")
+
+
+def weaker(a: str, b: str) -> str:
+    return min(a, b, key=lambda s: STRENGTHS.index(s) if s in STRENGTHS else -1)
+
+
+def shared_entities(query: tuple[Entity, ...], doc: tuple[Entity, ...]) -> tuple[tuple[Entity, ...], bool]:
+    """The entity keys both reports carry (with the weaker side's strength), and whether they are a near miss:
+    both name something of one group (a model, a platform, a question) and none of it is shared. Two requests
+    of different models with the same architecture class are not a near miss; the same model asked about
+    different things (one report asks about a capability or a question the other does not) is not strong."""
+    if not query or not doc:
+        return (), False
+    doc_by_key = {e.key: e for e in doc}
+    shared: list[Entity] = []
+    for e in query:
+        other = doc_by_key.get(e.key)
+        if other is not None:
+            shared.append(Entity(e.key, e.reason, weaker(e.strength, other.strength)))
+    q_groups = {e.group for e in query}
+    d_groups = {e.group for e in doc}
+    conflict = False
+    for group in q_groups & d_groups:
+        if not any(e.group == group for e in shared):
+            if group == "model" and "arch" in {e.group for e in shared}:
+                continue
+            conflict = True
+    asked_q = {e.key for e in query if e.key.startswith(_ASKS)}
+    asked_d = {e.key for e in doc if e.key.startswith(_ASKS)}
+    if asked_q != asked_d:
+        shared = [Entity(e.key, e.reason, weaker(e.strength, "question")) if e.group == "model" else e
+                  for e in shared]
+    # one of them asks a further question the other does not ask: what they share is only the area
+    shared_groups = {e.group for e in shared}
+    further = {e.key for e in (*query, *doc)
+               if e.strength != "area" and e.key.startswith(_ASKS) and e.group not in shared_groups}
+    if further:
+        shared = [Entity(e.key, e.reason, "area") if e.key.startswith(_ASKS) or e.group == "model" else e
+                  for e in shared]
+    return tuple(shared), conflict
+
 
 
 def shared_diagnoses(query: tuple[str, ...], doc: tuple[str, ...]) -> tuple[str, ...]:
@@ -121,10 +190,14 @@ def shared_diagnoses(query: tuple[str, ...], doc: tuple[str, ...]) -> tuple[str,
 
 
 def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
-    """One score in [0, 1]; a pair is linked when it reaches policy.threshold."""
-    score = policy.w_text * m.text
+    """One score in [0, 1]; a pair is linked when it reaches policy.threshold_for(m)."""
+    near_miss = m.entity_conflict and policy.veto_entity_conflict and not m.strong
+    score = 0.0 if near_miss else policy.w_text * m.text
     if not m.strong and m.query_terms < policy.min_text_terms:
         score *= m.query_terms / policy.min_text_terms
+    if m.entities and not near_miss:
+        weights = dict(policy.w_entity)
+        score += max(weights.get(e.strength, 0.0) for e in m.entities)
     if m.shared_rules or m.same_body:
         score += policy.w_rule
     if m.signature is not None and not (m.rule_conflict and policy.veto_rule_conflict):
@@ -151,6 +224,7 @@ def reason(m: Match) -> str:
         parts.append(f"same error: {m.signature.describe()}{where}")
     if m.shared_rules:
         parts.append("same diagnosis: " + ", ".join(m.shared_rules))
+    parts.extend(e.reason for e in m.entities[:2])
     if m.shared_flags:
         parts.append("both use " + " and ".join(_flag(f) for f in m.shared_flags[:2]))
     if m.shared_terms and (not parts or m.text >= 0.3):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bot.report.cmdline import extract_commands, merge_flags, model_and_architectures, parse_non_default_args
+from bot.report.entities import extract as entity_keys
 from bot.report.environment import parse_environment
 from bot.report.kind import detect_kind
 from bot.report.logs import clean_log
@@ -57,7 +59,7 @@ def parse(title: str | None, body: str | None) -> Report:
     environment, placeholder = parse_environment(title, body, sections, lines)
     needs_info = _needs_info(kind, environment)
     description = description_text(body, sections)
-    return Report(
+    report = Report(
         title=title,
         title_text=title_text,
         kind=kind,
@@ -79,6 +81,7 @@ def parse(title: str | None, body: str | None) -> Report:
         architectures=architectures,
         needs_info=needs_info,
     )
+    return replace(report, entities=entity_keys(report))
 
 
 def _offsets(body: str, commands: tuple[Command, ...]) -> tuple[int, ...]:

@@ -107,6 +107,19 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Entity:
+    """What a report names, as an exact duplicate key (bot/report/entities.py): `model=phi4`, `gfx=gfx1151`."""
+
+    key: str              # "<group>=<value>"; the same group with another value is a near miss
+    reason: str           # what a maintainer can check: "both request the model Phi-4"
+    strength: str = "area"    # strong | question | area: how much sharing it says (bot/report/entities.py)
+
+    @property
+    def group(self) -> str:
+        return self.key.partition("=")[0]
+
+
+@dataclass(frozen=True)
 class Report:
     title: str
     title_text: str                    # title without the template prefix
@@ -129,6 +142,7 @@ class Report:
     model: str | None = None
     architectures: tuple[str, ...] = ()  # "Resolved architecture: X" in order of appearance
     needs_info: tuple[str, ...] = ()     # e.g. ("environment",)
+    entities: tuple[Entity, ...] = ()    # what a request or question is about (bot/report/entities.py)
 
     @property
     def root_cause(self) -> ExceptionInfo | None:

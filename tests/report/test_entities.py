@@ -1,0 +1,142 @@
+"""Entity keys of reports that carry no error (bot/report/entities.py), on reports written in the issue forms' shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.report import parse
+from bot.report.entities import model_family, normalise_model, token_text
+
+
+def keys(title: str, body: str = "") -> list[str]:
+    return [e.key for e in parse(title, body).entities]
+
+
+@pytest.mark.parametrize("name", ["microsoft/phi-4", "Phi-4", "phi4", "PHI-4-instruct", "https://huggingface.co/microsoft/phi-4"])
+def test_model_ids_normalise_to_one_key(name):
+    assert normalise_model(name.rsplit("huggingface.co/", 1)[-1]) == "phi4"
+
+
+@pytest.mark.parametrize("name, key", [
+    ("Qwen/Qwen2.5-7B-Instruct", "qwen25"),
+    ("openbmb/MiniCPM-Llama3-V-2_5", "minicpmllama3v25"),
+    ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtralv0.1".replace(".", "")),
+    ("google/flan-t5-xl", "flant5"),
+])
+def test_sizes_and_variants_are_dropped(name, key):
+    assert normalise_model(name) == key
+
+
+@pytest.mark.parametrize("name, arch, moe", [
+    ("google/flan-t5-large", "T5ForConditionalGeneration", False),
+    ("lmsys/fastchat-t5-3b-v1.0", "T5ForConditionalGeneration", False),
+    ("google/t5gemma-2b-2b", "T5GemmaForConditionalGeneration", False),
+    ("mistralai/Mixtral-8x22B-v0.1", "MixtralForCausalLM", True),
+    ("Qwen/Qwen3-30B-A3B", "Qwen3MoeForCausalLM", True),
+    ("deepseek-ai/DeepSeek-V2-Lite", "DeepseekV2ForCausalLM", True),
+])
+def test_model_family_gives_the_architecture_class(name, arch, moe):
+    assert model_family(name) == (arch, moe)
+
+
+def test_unknown_family_has_no_architecture():
+    assert model_family("acme/WidgetLM-7B") is None
+
+
+def test_new_model_request_keys_the_model_and_its_architecture():
+    body = ("### The model to consider.\n\nhttps://huggingface.co/google/flan-t5-xxl\n\n"
+            "### The closest model vllm already supports.\n\n_No response_\n")
+    assert keys("[New Model]: Flan-T5 XXL", body) == ["model=flant5", "arch=T5ForConditionalGeneration"]
+
+
+def test_the_same_model_written_three_ways_gives_one_key():
+    a = keys("[New Model]: microsoft/phi-4")
+    b = keys("[New Model]: Phi-4")
+    c = keys("[Feature]: please support phi4")
+    assert "model=phi4" in a and "model=phi4" in b and "model=phi4" in c
+
+
+def test_capability_on_a_model_keys_the_capability_and_the_architecture():
+    got = keys("[Feature]: LoRA adapter support for Mixtral 8x7B",
+               "### 🚀 The feature, motivation and pitch\n\nWe fine-tuned adapters and want to serve them.\n")
+    assert got[:2] == ["cap:lora=MixtralForCausalLM", "cap:lora=moe"]
+
+
+def test_capability_on_two_different_dense_models_gives_two_keys_of_one_group():
+    a = parse("[Feature]: pipeline parallel support for Gemma 3", "").entities
+    b = parse("[Feature]: pipeline parallel support for Mistral", "").entities
+    assert [e.key for e in a] == ["cap:pp=Gemma3ForConditionalGeneration"]
+    assert [e.key for e in b] == ["cap:pp=MistralForCausalLM"]
+    assert a[0].group == b[0].group == "cap:pp"
+
+
+def test_windows_install_and_wsl_install_are_different_platforms():
+    win = keys("[Installation]: pip install vllm fails on Windows 11",
+               "### How you are installing vllm\n\n```sh\npip install vllm\n```\n\nIt stops while building the wheel.")
+    wsl = keys("[Installation]: pip install vllm fails in WSL2 on Windows 11",
+               "### How you are installing vllm\n\n```sh\npip install vllm\n```\n")
+    assert win[0] == "platform=windows" and "step=pip" in win
+    assert wsl[0] == "platform=wsl"
+
+
+def test_rocm_targets_come_from_gfx_names_and_product_names():
+    a = keys("[Feature]: support for Radeon RX 7900 XTX", "Running ROCm 6.2 on Ubuntu.")
+    b = keys("[Feature]: gfx1100 support", "")
+    assert "gfx=gfx1100" in a and "gfx=gfx1100" in b
+    assert "gfx=gfx906" in keys("[Feature]: AMD Instinct MI60 support", "")
+
+
+def test_questions_key_the_api_use_they_ask_about():
+    assert "topic:streaming=offline-llm" in keys(
+        "[Usage]: how to stream tokens with the offline LLM class?", "I call llm.generate and get everything at once.")
+    assert "topic:serving=several-models" in keys(
+        "[Usage]: can one vllm server host several models at once?", "Like one endpoint with two models.")
+    assert "topic:hidden-states=last" in keys(
+        "[Usage]: get the last hidden state from a causal LM", "I want a sentence vector for retrieval.")
+    assert "topic:model-source=local" in keys(
+        "[Usage]: how do I load a model from a local directory?", "No internet on the cluster nodes.")
+
+
+def test_a_framework_wrapper_is_another_question_than_vllms_own_class():
+    body = ("```python\nfrom langchain_community.llms import VLLM\nllm = VLLM(model='x', streaming=True)\n```\n"
+            "The text comes back in one piece.")
+    assert "topic:streaming=integration" in keys("[Usage]: streaming output with vllm", body)
+
+
+def test_hidden_states_of_every_layer_is_another_question():
+    assert "topic:hidden-states=every-layer" in keys(
+        "[Usage]: how to get hidden states of all layers", "I need the intermediate layer activations.")
+
+
+def test_memory_question_with_utilisation_already_lowered_is_another_question():
+    plain = keys("[Usage]: why does vllm take 90% of GPU memory for a small model?", "")
+    lowered = keys("[Usage]: why does vllm still take so much GPU memory?",
+                   "```\nvllm serve facebook/opt-125m --gpu-memory-utilization 0.2\n```\n")
+    assert "topic:memory=preallocation" in plain
+    assert "topic:memory=already-limited" in lowered
+
+
+def test_misspelt_keywords_are_tolerated():
+    assert token_text("embeding modle") == " embedding modle "   # seven letters or more, after the first letter
+    assert "topic:serving=embedding-model" in keys("[Feature]: support for embeding models", "")
+    assert token_text("unable") == " unable "   # not corrected into another word ("enable")
+
+
+def test_a_bug_report_with_a_traceback_has_no_entity_keys():
+    body = ("### 🐛 Describe the bug\n\nvllm serve crashes on Windows.\n\n```\nTraceback (most recent call last):\n"
+            '  File "/x/vllm/engine/arg_utils.py", line 10, in create_engine_config\n'
+            "ValueError: something went wrong here with the config\n```\n")
+    assert parse("[Bug]: crash on start", body).entities == ()
+
+
+def test_urls_and_snake_case_names_are_not_models():
+    got = keys("[Feature]: expose `prompt_logprobs` in the OpenAI server",
+               "See https://github.com/vllm-project/vllm/issues/1234 for context.")
+    assert not any(k.startswith("model=") for k in got)
+    assert "topic:output=logprobs" in got
+
+
+def test_long_hostile_input_is_bounded():
+    title = "[Feature]: " + "support " * 5000
+    body = ("stream " * 200_000) + "\n" + ("a/b-1 " * 50_000)
+    parse(title, body)   # finishes: the title, the lead and every pattern are bounded
