@@ -20,7 +20,8 @@ vs through LangChain, gfx1151 vs gfx906.
 
 Pure and bounded: the title and the first part of the description (environment dump, logs and code already cut
 by the parser) are tokenised once; every pattern runs over that token string with bounded gaps, no nested
-quantifiers. Words of seven letters or more tolerate one typo after their first letter (an edit, a swap).
+quantifiers. Misspelt words are corrected toward the vocabulary first (bot.wording: doubled letters, one edit in
+a long word, words joined or split).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.report.model import Entity, Report
+from bot.wording import Wording
 
 MAX_LEAD = 1500        # characters of the description read besides the title
 MAX_TITLE = 300
@@ -57,33 +59,6 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "os")):
         return word[:-1]
     return word
-
-
-def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
-
-
-class _Speller:
-    """Corrects a word to the one vocabulary word within one edit or swap (SymSpell's deletion index)."""
-
-    MIN = 7
-
-    def __init__(self, vocabulary: set[str]) -> None:
-        self.vocabulary = vocabulary
-        self.index: dict[str, set[str]] = {}
-        for word in vocabulary:
-            if len(word) >= self.MIN and word.isalpha():
-                for key in {word} | _deletions(word):
-                    self.index.setdefault(key, set()).add(word)
-
-    def correct(self, word: str) -> str:
-        if word in self.vocabulary or len(word) < self.MIN or not word.isalpha():
-            return word
-        found: set[str] = set()
-        for key in {word} | _deletions(word):
-            found |= self.index.get(key, set())
-        found = {w for w in found if w[0] == word[0]}   # a typo rarely hits the first letter: unable is not enable
-        return next(iter(found)) if len(found) == 1 else word
 
 
 # ------------------------------------------------------------------------------------------- vocabulary
@@ -192,8 +167,8 @@ TOPICS: tuple[Topic, ...] = (
 # Capabilities asked for a model (a feature request or "model X does not support …").
 CAPABILITIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("lora", "LoRA adapters", ("lora", "qlora", "peft", "adapter", "linear adapter")),
-    ("pp", "pipeline parallelism", ("pipeline parallel", "pipeline_parallel", "pp")),
-    ("tp", "tensor parallelism", ("tensor parallel", "tensor_parallel")),
+    ("pp", "pipeline parallelism", ("pipeline parallel~", "pipeline_parallel", "pp")),
+    ("tp", "tensor parallelism", ("tensor parallel~", "tensor_parallel")),
     ("spec-decode", "speculative decoding", ("speculative", "spec decode", "eagle", "mtp", "draft model", "medusa")),
     ("gguf", "GGUF checkpoints", ("gguf",)),
     ("awq", "AWQ quantisation", ("awq",)),
@@ -359,26 +334,32 @@ _STEP_PATTERNS = tuple((s, _alternatives(words)) for s, words in _STEPS)
 _GFX_PRODUCT_PATTERN = tuple((_alternatives((name,)), gfx) for name, gfx in _GFX_PRODUCTS)
 
 
-def _vocabulary() -> set[str]:
-    words: set[str] = set()
+def _keyword_patterns() -> list[str]:
+    """Every phrase of the vocabulary as the plain pattern bot.wording reads its keywords from."""
     phrases = [p for t in TOPICS for g in t.all for p in g] + [w for _, _, ws in CAPABILITIES for w in ws] \
         + [w for _, ws in _PLATFORMS for w in ws] + [w for _, ws in _STEPS for w in ws] + list(_REQUEST)
-    for p in phrases:
-        words.update(_stem(w) for w in _WORD.findall(p.lower()))
-    return words
+    out = []
+    for phrase in phrases:
+        for part in phrase.split(" * "):
+            words = " ".join(_WORD.findall(part.rstrip("~").lower().replace("_", " ")))
+            if words:
+                out.append(re.escape(words).replace("\\ ", " ") + (r"\w*" if part.endswith("~") else ""))
+    return out
 
 
-_SPELLER = _Speller(_vocabulary())
+_WORDING = Wording(_keyword_patterns())
 
 
 @lru_cache(maxsize=100_000)
 def _token(word: str) -> str:
-    return _SPELLER.correct(_stem(word))
+    return _stem(word)
 
 
 def token_text(text: str) -> str:
-    """Lower-cased, stemmed, typo-corrected words joined by single spaces (what every pattern runs over)."""
-    words = [_token(w) for w in _WORD.findall(text.lower().replace("'", " ").replace("_", " "))]
+    """Words as people write them corrected toward the vocabulary (bot.wording), lower-cased, plurals dropped,
+    joined by single spaces: what every pattern runs over."""
+    text = _WORDING.correct(text.lower())
+    words = [_token(w) for w in _WORD.findall(text.replace("'", " ").replace("_", " "))]
     return " " + " ".join(words) + " "
 
 
@@ -457,7 +438,8 @@ MAX_LEAD_LINES = 300
 
 
 def _lead(report: Report) -> str:
-    """The first part of the description in the reporter's words: code fences and log-looking lines dropped."""
+    """The first part of the description in the reporter's words, for a Report built without `prose`: code
+    fences and log-looking lines dropped."""
     out: list[str] = []
     size = 0
     fenced = False
@@ -530,14 +512,15 @@ def _platform_entities(report: Report, title: str, text: str) -> list[Entity]:
     for name, pattern in _PLATFORM_PATTERNS:
         if pattern.search(title):
             found.append(name)
-    if not found:
-        for name, pattern in _PLATFORM_PATTERNS:
-            if pattern.search(text):
-                found.append(name)
-    if env.os in ("windows", "wsl", "macos") and env.os not in found:
-        found.insert(0, env.os)
-    if env.platform in ("rocm", "xpu", "tpu", "cpu") and env.platform not in found:
-        found.append(env.platform)
+    in_title = bool(found)
+    for name, pattern in _PLATFORM_PATTERNS if not in_title else ():
+        if pattern.search(text):
+            found.append(name)
+    if not in_title:   # what the title names wins over the environment dump's guess
+        if env.os in ("windows", "wsl", "macos") and env.os not in found:
+            found.insert(0, env.os)
+        if env.platform in ("rocm", "xpu", "tpu", "cpu") and env.platform not in found:
+            found.append(env.platform)
     if "wsl" in found and "windows" in found:
         found.remove("windows")        # WSL is Linux on Windows: another platform
     if "rocm" in found and "cpu" in found:
@@ -593,7 +576,7 @@ def extract(report: Report) -> tuple[Entity, ...]:
     if kind in ("bug", "ci-failure", "performance") and _has_error(report):
         return ()
     title = (report.title_text or report.title or "")[:MAX_TITLE]
-    lead = _lead(report)
+    lead = report.prose[:MAX_LEAD] if report.prose is not None else _lead(report)
     title_tokens = token_text(title)
     text = token_text(title + "\n" + lead)
     out = _requests(report, title, title_tokens, lead, text)

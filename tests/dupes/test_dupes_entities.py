@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from bot.dupes import DuplicateIndex, MemoryStore, SqliteStore
+from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.dupes.scoring import DEFAULT_POLICY, Match, combine, shared_entities
 from bot.report import parse
 from bot.report.model import Entity
+from bot.stores.dupes.sqlite import SqliteIndexStore
 
 
 @pytest.fixture(params=["memory", "sqlite"])
 def index(request, tmp_path):
-    store = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "dupes.sqlite3")
+    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.sqlite3")
     idx = DuplicateIndex(store)
     yield idx
     idx.close()

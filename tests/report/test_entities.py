@@ -117,7 +117,9 @@ def test_memory_question_with_utilisation_already_lowered_is_another_question():
 
 
 def test_misspelt_keywords_are_tolerated():
-    assert token_text("embeding modle") == " embedding modle "   # seven letters or more, after the first letter
+    assert token_text("embeding modle") == " embedding model "
+    assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
+    assert "topic:streaming=offline-llm" in keys("[Usage]: streamming from the ofline LLM clas", "")
     assert "topic:serving=embedding-model" in keys("[Feature]: support for embeding models", "")
     assert token_text("unable") == " unable "   # not corrected into another word ("enable")
 
