@@ -14,8 +14,13 @@ Failures come from a catalogue of known vLLM errors with variable parts (sizes, 
 reports of the same failure differ the way real duplicates do. Prose draws on a Zipf-distributed vocabulary
 with a long tail, so postings lists have a realistic length distribution at 100k issues.
 
-`issue["synthetic"]` = {"failure": id or None, "template": kind} says what was generated (for sanity
-checks of duplicate recall); readers of the export ignore it.
+Requests and questions without an error (a model asked for under several spellings, a capability on a model
+family, a usage question, an install platform; REQUESTS) are planted duplicates of the earlier ones of the
+same id, with near misses among them: the same capability on another family, the same question through
+another API, Windows vs WSL, another ROCm target.
+
+`issue["synthetic"]` = {"failure": id or None, "request": id or None, "group": ..., "template": kind} says what
+was generated (for sanity checks of duplicate recall); readers of the export ignore it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -213,6 +219,120 @@ CATALOGUE: tuple[Failure, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Request:
+    """A request or a question without an error. Reports of one id are planted duplicates; ids of one `group`
+    are near misses of each other (the same capability for another model, the same question through another API)."""
+
+    id: str
+    kind: str
+    titles: tuple[str, ...]       # str.format fields: name (one spelling of the model), family
+    sentences: tuple[str, ...]    # what reporters say, one or two of them per report
+    words: tuple[str, ...] = ()
+    group: str = ""
+    command: str = ""             # a command line the reporter pastes, if any
+    planted: bool = True          # False: a near miss of its group only (many answers, not one root cause)
+
+
+# Model ids of requests: made-up names in the Hub's style, so that nothing depends on a family the bot knows.
+REQUESTED_MODELS = (
+    "acme-ai/Zephyrine-2-9B-Instruct", "northwind/Corvid-3-70B", "lumen-labs/Halcyon-1.5-14B-Chat",
+    "tidewater/Marlowe-7B-v2", "quasar-ml/Octans-4-32B-Instruct", "brightline/Kestrel-MoE-16x3B",
+    "openfjord/Skald-2-27B", "sundial/Verbena-3.1-8B", "cobalt-ai/Ferrous-12B-Base", "meridian/Tessera-V-2-11B",
+    "fieldstone/Quillon-1-3B", "parallax/Nimbus-4-120B-A12B", "harbor/Selkie-2.5-VL-7B", "ironwood/Basalt-1-1B",
+)
+_SIZE_OR_VARIANT = re.compile(r"(?i)^(?:\d+(?:\.\d+)?b|a\d+b|\d+x\d+b|instruct|chat|base)$")
+# Families with a known vLLM architecture: capability requests on them (MoE ones share the MoE key)
+CAP_FAMILIES = (("Mixtral 8x7B", True), ("DeepSeek-V2-Lite", True), ("Qwen3-30B-A3B", True), ("Gemma 3", False),
+                ("Mistral 7B", False), ("Falcon 40B", False), ("Baichuan2 13B", False))
+CAPABILITIES_ASKED = (
+    ("lora", ("LoRA support for {family}", "Please enable LoRA adapters on {family}",
+              "{family}: LoRA adapters are not supported yet"), ("lora", "adapter", "rank", "peft")),
+    ("pp", ("pipeline parallel support for {family}", "{family} with pipeline parallelism across nodes",
+            "Please support pipeline parallel for {family}"), ("pipeline", "stages", "nodes")),
+)
+REQUESTS: tuple[Request, ...] = (
+    Request("q-stream-offline", "usage",
+            ("how to stream tokens from the offline LLM class", "streaming output with LLM.generate in offline inference",
+             "is token by token output possible with the Python API?"),
+            ("I call llm.generate and only get the text when everything is finished.",
+             "Offline inference returns the whole completion at once; I want an iterator over new tokens."),
+            ("stream", "tokens", "iterator", "offline"), group="streaming"),
+    Request("q-stream-langchain", "usage",
+            ("streaming with the LangChain VLLM wrapper does not stream", "LangChain VLLM streaming callback gets one chunk"),
+            ("```python\nfrom langchain_community.llms import VLLM\nllm = VLLM(model='m', streaming=True)\n```\n"
+             "The callback handler fires once with the whole text.",),
+            ("langchain", "callback", "chunk"), group="streaming"),
+    Request("q-several-models", "usage",
+            ("can one vllm server host several models?", "serve multiple models behind one endpoint",
+             "[Feature] multiple models in one server"),
+            ("I would like one API endpoint for two models instead of two ports.",
+             "Is there a way to load more than one model in the same server process?"),
+            ("models", "endpoint", "router", "port")),
+    Request("q-hidden-last", "usage",
+            ("how to get the last hidden state from a causal LM", "embedding vector from a text generation model",
+             "output_hidden_states with the LLM class"),
+            ("I want a sentence vector from the final layer for retrieval.",
+             "Is there an API to return the last hidden states instead of tokens?"),
+            ("hidden", "vector", "layer", "retrieval"), group="hidden-states"),
+    Request("q-hidden-layers", "usage",
+            ("hidden states of all layers", "how to read intermediate layer activations"),
+            ("I need the hidden states of every layer for probing, not only the last one.",),
+            ("layers", "probing", "activations"), group="hidden-states"),
+    Request("q-memory", "usage",
+            ("why does vllm take 90% of GPU memory for a small model?", "GPU memory usage is huge even for opt-125m",
+             "how to limit the memory vllm takes up"),
+            ("nvidia-smi shows almost the whole card used although the model is tiny.",
+             "A 1B model occupies 70 GB; I expected a few GB."),
+            ("memory", "card", "nvidia-smi", "utilization"), group="memory"),
+    Request("q-memory-limited", "usage",
+            ("GPU memory use is still huge with a low --gpu-memory-utilization",),
+            ("Memory stays high even though I lowered the utilization flag.",),
+            ("memory", "eager", "graphs"), group="memory",
+            command="vllm serve facebook/opt-125m --gpu-memory-utilization 0.2", planted=False),
+    Request("q-local-model", "usage",
+            ("how do I load a model from a local directory?", "use a local model path instead of the Hub",
+             "load local model files without internet"),
+            ("The cluster has no internet access; the weights are already on disk.",
+             "I downloaded the checkpoint into a folder and want vllm to use it."),
+            ("local", "path", "folder", "offline"), group="model-source"),
+    Request("q-modelscope", "usage",
+            ("download models through ModelScope", "VLLM_USE_MODELSCOPE still downloads from the Hub"),
+            ("Setting VLLM_USE_MODELSCOPE=True does not change where the weights come from.",),
+            ("modelscope", "mirror"), group="model-source"),
+    Request("q-embedding-serving", "feature",
+            ("support embedding models", "serve BGE embedding models", "encoder-only embedding model support"),
+            ("We would like /v1/embeddings for sentence-transformer style encoders.",
+             "Please add serving of text embedding models next to the LLMs."),
+            ("embeddings", "encoder", "bge", "retrieval")),
+    Request("q-lora-runtime", "feature",
+            ("load LoRA adapters at runtime without restarting", "dynamic LoRA adapter loading while serving"),
+            ("Adding a new adapter requires restarting the server today.",
+             "We want to add and unload adapters on the fly."),
+            ("adapter", "restart", "runtime", "reload")),
+    Request("inst-windows", "installation",
+            ("pip install vllm fails on Windows 11", "building vllm natively on Windows", "Windows prebuilt wheels?"),
+            ("I run native Windows with PowerShell, not WSL.", "The wheel build stops on Windows 10."),
+            ("windows", "wheel", "powershell", "msvc"), group="windows"),
+    Request("inst-wsl", "installation",
+            ("install fails in WSL2 on Windows 11", "vllm in WSL2 cannot find the GPU after pip install"),
+            ("Ubuntu under WSL2, the driver is installed on the Windows side.",),
+            ("wsl2", "ubuntu", "driver"), group="windows", planted=False),
+    Request("inst-jetson", "installation",
+            ("install vllm on Jetson AGX Orin", "building vllm on a Jetson Orin with JetPack 6"),
+            ("aarch64 with JetPack 6, pip finds no wheel for this board.",),
+            ("jetson", "aarch64", "jetpack", "orin")),
+    Request("rocm-gfx1151", "feature",
+            ("support for AMD Ryzen AI Max 395 (gfx1151)", "Strix Halo gfx1151 support on ROCm"),
+            ("The APU has 128 GB of unified memory and ROCm 6.4 sees it as gfx1151.",),
+            ("strix", "apu", "unified", "rocm"), group="rocm"),
+    Request("rocm-gfx906", "feature",
+            ("support AMD Instinct MI50 (gfx906)", "gfx906 support for MI50 cards"),
+            ("ROCm dropped gfx906 but the cards still work with older releases.",),
+            ("mi50", "vega", "rocm"), group="rocm"),
+)
+
+
 class _Vocab:
     """Zipf-distributed pseudo-words: a few hundred frequent ones and a long tail."""
 
@@ -383,6 +503,51 @@ class Generator:
             return f"```text\n{env}```"
         return "```text\nThe output of `python collect_env.py`\n```"  # left as the template's placeholder
 
+    def request(self, number: int) -> dict[str, Any]:
+        """A request or a question without an error: a model asked for, a capability on a model family, or one
+        of REQUESTS."""
+        rng = self.rng
+        ver = rng.choice(VERSIONS)
+        gpu = rng.choice(GPUS)
+        env = self._env_block(self.collect_env(ver, gpu, 1), rng.choices(("details", "placeholder"), (60, 40))[0])
+        pick = rng.random()
+        if pick < 0.3:
+            model = rng.choice(REQUESTED_MODELS)
+            org, name = model.split("/")
+            base = "-".join(p for p in name.split("-") if not _SIZE_OR_VARIANT.match(p))
+            spelling = rng.choice((model, name, base, base.replace("-", " "), base.replace("-", "").lower()))
+            kind, rid, group = "new-model", "model:" + model, ""
+            title = rng.choice(("{name}", "Support for {name}", "Please add {name}", "{name} support")).format(
+                name=spelling)
+            describe = f"{rng.choice(('It is a new open model.', 'Weights are on the Hub.'))} {self.prose(rng.randint(10, 60))}"
+            body = self._body(kind, env, describe, model)
+        elif pick < 0.45:
+            family, moe = rng.choice(CAP_FAMILIES)
+            cap, titles, words = rng.choice(CAPABILITIES_ASKED)
+            kind, group = "feature", "cap:" + cap
+            rid = f"cap:{cap}:" + ("moe" if moe else family)
+            title = rng.choice(titles).format(family=family)
+            describe = self.prose(rng.randint(15, 80), words)
+            body = self._body(kind, env, describe, MODELS[0])
+        else:
+            req = rng.choice(REQUESTS)
+            kind, rid, group = req.kind, req.id if req.planted else None, req.group or req.id
+            title = rng.choice(req.titles)
+            said = " ".join(rng.sample(req.sentences, min(len(req.sentences), rng.randint(1, 2))))
+            describe = f"{said} {self.prose(rng.randint(10, 80), req.words)}"
+            if req.command:
+                describe += f"\n\n```sh\n{req.command}\n```"
+            body = self._body(kind, env, describe, MODELS[0])
+        created = self.start + timedelta(minutes=number * 7)
+        return {
+            "number": number, "title": PREFIXES[kind] + title, "body": body,
+            "state": "closed" if rng.random() < 0.6 else "open", "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "html_url": f"https://github.com/vllm-project/vllm/issues/{number}",
+            "labels": [{"name": {"new-model": "new model", "feature": "feature request"}.get(kind, kind)}],
+            "user": {"login": "user" + str(rng.randint(1, 50_000))},
+            "synthetic": {"failure": None, "request": rid, "group": group, "template": kind},
+        }
+
     def issue(self, number: int, failure: Failure | None = None) -> dict[str, Any]:
         rng = self.rng
         model = rng.choice(MODELS)
@@ -427,7 +592,7 @@ class Generator:
             "html_url": f"https://github.com/vllm-project/vllm/issues/{number}",
             "labels": [] if kind == "free" else [{"name": label}],
             "user": {"login": "user" + str(rng.randint(1, 50_000))},
-            "synthetic": {"failure": failure.id if failure else None, "template": kind},
+            "synthetic": {"failure": failure.id if failure else None, "request": None, "template": kind},
         }
 
     def _body(self, kind: str, env: str, describe: str, model: str) -> str:
@@ -458,10 +623,18 @@ class Generator:
                     f"_No response_\n\n### CC List.\n\n_No response_\n\n### Any Other Things.\n\n_No response_\n\n{CHECKLIST}")
         return f"{describe}\n\n{env}" if self.rng.random() < 0.5 else describe  # no template at all
 
-    def issues(self, n: int, start: int = 1, failure_share: float = 0.45) -> Iterator[dict[str, Any]]:
+    def issues(self, n: int, start: int = 1, failure_share: float = 0.45,
+               request_share: float = 0.15) -> Iterator[dict[str, Any]]:
+        """`failure_share` of the issues report a catalogue failure, `request_share` are requests and questions
+        (REQUESTS, a model asked for, a capability on a family), the rest free reports of every template."""
         for number in range(start, start + n):
-            failure = self.rng.choice(CATALOGUE) if self.rng.random() < failure_share else None
-            yield self.issue(number, failure)
+            r = self.rng.random()
+            if r < failure_share:
+                yield self.issue(number, self.rng.choice(CATALOGUE))
+            elif r < failure_share + request_share:
+                yield self.request(number)
+            else:
+                yield self.issue(number, None)
 
 
 def generate(n: int, seed: int = 0, start: int = 1) -> Iterator[dict[str, Any]]:

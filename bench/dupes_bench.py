@@ -42,6 +42,7 @@ def prepare(size: int, queries: int, seed: int, workdir: Path) -> dict:
     gen = Generator(seed)
     parse_s = doc_s = doc_cpu = 0.0
     failures: dict[int, str | None] = {}
+    groups: dict[int, str] = {}
     with open(workdir / f"docs-{size}.pickle", "wb") as f:
         for issue in gen.issues(size):
             t0 = time.perf_counter()
@@ -52,16 +53,26 @@ def prepare(size: int, queries: int, seed: int, workdir: Path) -> dict:
             parse_s += t1 - t0
             doc_s += t2 - t1
             doc_cpu += c2 - c1
-            failures[issue["number"]] = issue["synthetic"]["failure"]
+            failures[issue["number"]] = planted(issue)
+            if issue["synthetic"].get("group"):
+                groups[issue["number"]] = issue["synthetic"]["group"]
             pickle.dump((issue["number"], issue["title"], issue["state"], issue["created_at"], doc), f)
     query_reports = []
-    for issue in gen.issues(queries, start=size + 1, failure_share=0.6):
-        query_reports.append((issue["number"], issue["synthetic"]["failure"],
+    for issue in gen.issues(queries, start=size + 1, failure_share=0.5, request_share=0.3):
+        query_reports.append((issue["number"], planted(issue), issue["synthetic"].get("group"),
                               parse(issue["title"], issue["body"])))
     with open(workdir / f"queries-{size}.pickle", "wb") as f:
-        pickle.dump({"queries": query_reports, "failures": failures}, f)
+        pickle.dump({"queries": query_reports, "failures": failures, "groups": groups}, f)
     return {"size": size, "parse_per_s": size / parse_s, "doc_per_s": size / doc_s, "doc_seconds": doc_s,
             "doc_cpu": doc_cpu}
+
+
+def planted(issue: dict) -> str | None:
+    """What makes two synthetic issues duplicates: the same catalogue failure, or the same request."""
+    syn = issue["synthetic"]
+    if syn.get("failure"):
+        return syn["failure"]
+    return "request:" + syn["request"] if syn.get("request") else None
 
 
 def run_child(store_kind: str, size: int, workdir: Path, doc_seconds: float, doc_cpu: float) -> dict:
@@ -87,20 +98,30 @@ def run_child(store_kind: str, size: int, workdir: Path, doc_seconds: float, doc
             insert_cpu += time.process_time() - c0
     with open(workdir / f"queries-{size}.pickle", "rb") as f:
         data = pickle.load(f)
-    failures = data["failures"]
+    failures, groups = data["failures"], data["groups"]
     latencies = []
     cpu = []
-    planted = linked = correct = links = 0
-    for number, failure, report in data["queries"]:
+    n_planted = linked = correct = links = 0
+    req = {"planted": 0, "linked": 0, "links": 0, "correct": 0, "near_miss_links": 0, "queries": 0}
+    for number, failure, group, report in data["queries"]:
         t0, c0 = time.perf_counter(), time.process_time()
         found = index.search_doc(build_doc(report), exclude=number)
         latencies.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
         if failure is not None:
-            planted += 1
+            n_planted += 1
             linked += bool(found)
         links += len(found)
-        correct += sum(1 for s in found if failure is not None and failures.get(s.candidate.number) == failure)
+        good = sum(1 for s in found if failure is not None and failures.get(s.candidate.number) == failure)
+        correct += good
+        if group is not None:   # a request or a question
+            req["queries"] += 1
+            req["planted"] += failure is not None
+            req["linked"] += failure is not None and bool(found)
+            req["links"] += len(found)
+            req["correct"] += good
+            req["near_miss_links"] += sum(1 for s in found if groups.get(s.candidate.number) == group
+                                          and failures.get(s.candidate.number) != failure)
     # the chronological view: an issue of the history searched among the issues created before it only
     chrono_wall, chrono_cpu = [], []
     for number, created, doc in chrono:
@@ -123,7 +144,10 @@ def run_child(store_kind: str, size: int, workdir: Path, doc_seconds: float, doc
         "max_ms": latencies[-1] * 1000, "cpu_build_per_s": size / (doc_cpu + insert_cpu),
         "cpu_p50_ms": pct(0.50, cpu), "cpu_p99_ms": pct(0.99, cpu),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "disk_mb": disk / 2**20, "planted_linked": linked / planted if planted else None,
+        "disk_mb": disk / 2**20, "planted_linked": linked / n_planted if n_planted else None,
+        "request_linked": req["linked"] / req["planted"] if req["planted"] else None,
+        "request_precision": req["correct"] / req["links"] if req["links"] else None,
+        "request_near_miss_links": req["near_miss_links"], "request_queries": req["queries"],
         "link_precision": correct / links if links else None, "queries": len(latencies),
         "chrono_p50_ms": pct(0.50, chrono_wall), "chrono_p99_ms": pct(0.99, chrono_wall),
         "chrono_cpu_p99_ms": pct(0.99, chrono_cpu),
@@ -177,6 +201,12 @@ def table(rows: list[dict]) -> str:
                      f"{r['p50_ms']:.2f} / {r['p95_ms']:.2f} / {r['p99_ms']:.2f} | {r['cpu_p99_ms']:.2f} | "
                      f"{r['peak_rss_mb']:.0f} | {r['disk_mb']:.0f} | {r['planted_linked']:.2f} | "
                      f"{r['link_precision']:.2f} |")
+    lines.append("\nrequests and questions among the queries (planted: an earlier report of the same request; "
+                 "near-miss links: to the same group, another request)")
+    for r in rows:
+        lines.append(f"  {r['store']} {r['size']:,}: {r['request_queries']} queries, planted linked "
+                     f"{r['request_linked'] or 0:.2f}, link precision {r['request_precision'] or 0:.2f}, "
+                     f"near-miss links {r['request_near_miss_links']}")
     lines.append("\nchronological view (an indexed issue searched among earlier issues only, `before=`, as replay "
                  "over a reused index): p50 / p99 ms wall (p99 CPU)")
     for r in rows:

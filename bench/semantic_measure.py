@@ -109,8 +109,9 @@ def main() -> None:
                 c = float(cos[at[n], at[k]])
                 (same if cluster.get(n) and cluster.get(n) == cluster.get(k) else other).append(c)
     if same or other:
-        print(f"pairs sharing a question or strong key: {len(same)} of one cluster (cosine min {min(same, default=0):.2f},"
-              f" median {float(np.median(same)) if same else 0:.2f}), {len(other)} not (cosine "
+        median = float(np.median(same)) if same else 0.0
+        print(f"pairs sharing a question or strong key: {len(same)} of one cluster "
+              f"(cosine min {min(same, default=0):.2f}, median {median:.2f}), {len(other)} not (cosine "
               f"{', '.join(f'{c:.2f}' for c in sorted(other))})")
     if a.onnx:
         _time_onnx(model, get_model_path(), [texts[n] for n in numbers[:100]])
