@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from jinja2 import ChainableUndefined, TemplateSyntaxError, meta, nodes
+from jinja2 import ChainableUndefined, Template, TemplateSyntaxError, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 from bot.neutralise import defuse
@@ -50,6 +50,9 @@ def _make_env() -> SandboxedEnvironment:
 ENV = _make_env()
 
 
+FORBIDDEN = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
+
+
 def compile_template(source: object) -> tuple[Any, str | None]:
     """(template, error) — error says why `source` cannot be a rule template."""
     if not isinstance(source, str):
@@ -60,15 +63,40 @@ def compile_template(source: object) -> tuple[Any, str | None]:
         ast = ENV.parse(source)
     except TemplateSyntaxError as e:
         return None, f"template does not parse (line {e.lineno}): {e.message}"
+    # one walk of the syntax tree (jinja2.meta would generate the template's whole code to find the names):
     # names a template assigns anywhere (`set`, `for`, macro arguments) count as declared, even inside a branch
-    declared = {n.name for n in ast.find_all(nodes.Name) if n.ctx in ("store", "param")}
-    unknown = meta.find_undeclared_variables(ast) - CONTEXT_NAMES - set(ENV.globals) - declared
+    loaded, declared = set(), set()
+    for node in ast.find_all((nodes.Name, nodes.For, nodes.Macro, nodes.CallBlock, *FORBIDDEN)):
+        if isinstance(node, FORBIDDEN):
+            return None, "templates cannot extend, include or import"
+        if isinstance(node, nodes.Name):
+            (loaded if node.ctx == "load" else declared).add(node.name)
+        elif isinstance(node, nodes.For):
+            declared.add("loop")
+        else:
+            declared.update(("caller", "varargs", "kwargs"))
+    unknown = loaded - CONTEXT_NAMES - set(ENV.globals) - declared
     if unknown:
         return None, (f"unknown template variable(s) {', '.join(sorted(unknown))}; "
                       f"available: {', '.join(sorted(CONTEXT_NAMES))}")
-    if any(True for _ in ast.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport))):
-        return None, "templates cannot extend, include or import"
-    return ENV.from_string(source), None
+    return LazyTemplate(ast), None
+
+
+class LazyTemplate:
+    """A validated template whose Python code is generated on its first render: code generation is most of the
+    cost of loading the rules, and most rules never fire in a given process."""
+
+    __slots__ = ("_ast", "_template")
+
+    def __init__(self, ast: nodes.Template) -> None:
+        self._ast = ast
+        self._template: Template | None = None
+
+    def render(self, context: dict[str, Any]) -> str:
+        template = self._template
+        if template is None:
+            template = self._template = ENV.from_string(self._ast)
+        return template.render(context)
 
 
 def template_context(report: Report, flags: dict[str, Any], captures: dict[str, str],
