@@ -22,27 +22,12 @@ from packaging.version import InvalidVersion, Version
 
 from bot.sources.archive import ArchiveError, read_modules
 from bot.sources.extract import ExtractError, RawSite, extract
+from bot.sources.model import ReleaseBuild
 from bot.sources.sdists import IndexClient, PipIndex, Sdist, SdistError, final_versions
 
 
 class PlanError(ValueError):
     """The releases asked for cannot be had (a bad specifier, no such release)."""
-
-
-@dataclass
-class ReleaseBuild:
-    """One release read: its sites and the text of every module that has one (for excerpts)."""
-
-    package: str
-    version: str
-    uploaded_at: str | None
-    sdist_sha256: str | None
-    sites: list[RawSite]
-    files: dict[str, tuple[str, bytes]]   # path -> (sha1 of the text, the text zlib-compressed)
-    unparsed: list[str] = field(default_factory=list)  # modules ast could not read, with the reason
-    modules: int = 0
-    seconds: float = 0.0                  # download and read, in the worker
-    download_seconds: float = 0.0
 
 
 @dataclass
@@ -84,6 +69,17 @@ def select(versions: Iterable[str], spec: str | None = None, latest: int | None 
     return finals
 
 
+def check_spec(spec: str) -> None:
+    """Raise PlanError unless `spec` is a version specifier or a list of versions."""
+    wanted = [s.strip() for s in spec.split(",") if s.strip()]
+    if wanted and all(_valid(w) for w in wanted):
+        return
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise PlanError(f"not a version specifier or a list of versions: {spec!r}") from None
+
+
 def _valid(v: str) -> bool:
     try:
         Version(v)
@@ -92,24 +88,40 @@ def _valid(v: str) -> bool:
     return True
 
 
-def read_release(package: str, sdist: Sdist, archive: Path, module: str | None = None) -> ReleaseBuild:
-    """Extract every site of one downloaded sdist (pure apart from reading the archive)."""
+def read_release(package: str, sdist: Sdist, archive: Path, module: str | None = None,
+                 cache: dict[str, list[RawSite]] | None = None) -> ReleaseBuild:
+    """Extract every site of one downloaded sdist (pure apart from reading the archive).
+
+    `cache` maps a module's path and text (their sha1) to its sites: a module unchanged since an earlier release
+    read by this process is not parsed again. It is left holding this release's modules only."""
     modules = read_modules(archive, package, module)
     sites: list[RawSite] = []
     unparsed: list[str] = []
     files: dict[str, tuple[str, bytes]] = {}
+    seen: dict[str, list[RawSite]] = {}
     for path, text in modules:
-        try:
-            found = extract(path, text)
-        except ExtractError as e:
-            unparsed.append(str(e))
-            continue
+        data = text.encode("utf-8")
+        sha = hashlib.sha1(data).hexdigest()
+        key = hashlib.sha1(path.encode() + b"\0" + data).hexdigest()
+        found = cache.get(key) if cache is not None else None
+        if found is None:
+            try:
+                found = extract(path, text)
+            except ExtractError as e:
+                unparsed.append(str(e))
+                continue
+        seen[key] = found
         if found:
             sites.extend(found)
-            data = text.encode("utf-8")
-            files[path] = (hashlib.sha1(data).hexdigest(), zlib.compress(data, 6))
+            files[path] = (sha, zlib.compress(data, 6))
+    if cache is not None:
+        cache.clear()
+        cache.update(seen)
     return ReleaseBuild(package, sdist.version, sdist.upload_time or modules.newest, sdist.sha256, sites, files,
                         unparsed, len(modules.files))
+
+
+_MODULES: dict[str, list[RawSite]] = {}  # this worker's modules of the release it read last
 
 
 def _work(package: str, sdist: Sdist, index: PipIndex, cache: str, keep: bool, module: str | None) -> ReleaseBuild:
@@ -118,7 +130,7 @@ def _work(package: str, sdist: Sdist, index: PipIndex, cache: str, keep: bool, m
     archive = client.download(sdist, Path(cache))
     downloaded = time.perf_counter()
     try:
-        result = read_release(package, sdist, archive, module)
+        result = read_release(package, sdist, archive, module, _MODULES)
     finally:
         if not keep:
             archive.unlink(missing_ok=True)
@@ -139,7 +151,8 @@ def build(package: str, sdists: list[Sdist], index: PipIndex, cache: Path, store
     if progress:
         progress(0, total, "")
     context = multiprocessing.get_context("spawn" if os.name == "nt" else "forkserver")
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, total)), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, total)), mp_context=context)
+    try:
         pending: dict[Future, Sdist] = {}
         queue = list(sdists)
         while queue or pending:
@@ -160,6 +173,10 @@ def build(package: str, sdists: list[Sdist], index: PipIndex, cache: Path, store
                 done += 1
                 if progress:
                     progress(done, total, sdist.version)
+    except BaseException:  # interrupted: what is stored stays, the rest is dropped without waiting for it
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return summary
 
 

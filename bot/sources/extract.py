@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from bot.sources.template import Hole, Piece, Template, format_pieces, normalise, percent_pieces
 
+EXTRACTOR_VERSION = 1   # raised when the extractor reads a module differently: built releases are then rebuilt
 LOG_LEVELS = {
     "warning": "warning", "warn": "warning", "warning_once": "warning",
     "error": "error", "error_once": "error",

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.sources.model import LINE_FIELDS, Release, Site
-from bot.sources.template import Compiled, Fit, Template, fit_message, fit_within, key_words, squash, words
+from bot.sources.template import Compiled, Fit, fit_message, fit_within, key_words, squash, words
 from bot.sources.versions import release_for
 
 MIN_CHARS = 16           # literal characters (whitespace aside) a message must show of a template
 MIN_SHARE_CUT = 0.5      # a message cut short shows at least this share of the template's literal text ...
 MIN_CHARS_CUT = 40       # ... or at least this many of its characters
+MIN_CHARS_KNOWN_CUT = 20 # a text known to be cut (the first line of a longer message) needs only this many
 LEAD_WORDS = 4           # a template is also filed under the rarest of its first words
 LOG_ERROR_LEVELS = frozenset({"error", "exception", "critical"})
 # exception types that carry another's message: pydantic wraps a validator's ValueError/AssertionError/TypeError
@@ -44,6 +45,7 @@ class Query:
     type: str | None = None          # the exception type as shown ("torch.OutOfMemoryError" is fine)
     level: str | None = None         # the log level when the text is a log line's ("ERROR", "warning")
     free_text: bool = False          # the error is quoted somewhere in the text, not the whole of it
+    cut: bool = False                # the text is known to stop short (the first line of a longer message)
     frames: Sequence[FrameLike] = () # the traceback's frames, innermost last
     location: tuple[str, int] | None = None  # the log line's `[file.py:line]`
     version: str | None = None       # the reporter's version, as written
@@ -76,10 +78,20 @@ class Resolution:
         return self.matches[0] if len(self.matches) == 1 else None
 
 
-@dataclass
 class _Template:
-    compiled: Compiled
-    sites: list[Site] = field(default_factory=list)
+    """One distinct template and its sites; prepared for fitting when first a candidate."""
+
+    __slots__ = ("sites", "_compiled")
+
+    def __init__(self) -> None:
+        self.sites: list[Site] = []
+        self._compiled: Compiled | None = None
+
+    @property
+    def compiled(self) -> Compiled:
+        if self._compiled is None:
+            self._compiled = Compiled.of(self.sites[0].template)
+        return self._compiled
 
 
 class SourceIndex:
@@ -92,22 +104,19 @@ class SourceIndex:
         self.by_id = {r.id: r for r in self.releases}
         self._order = {r.id: i for i, r in enumerate(self.releases)}
         self.sites: dict[str, Site] = {}
-        templates: dict[Template, _Template] = {}
+        templates: dict[str, _Template] = {}
+        words: dict[str, list[str]] = {}
         self._by_file: dict[str, list[Site]] = defaultdict(list)
         for site in sites:
             self.sites[site.id] = site
             self._by_file[site.file].append(site)
-            if not site.template:
-                continue
-            entry = templates.get(site.template)
+            entry = templates.get(site.template_json)
             if entry is None:
-                compiled = Compiled.of(site.template)
-                if not compiled.specific():
-                    continue
-                entry = templates[site.template] = _Template(compiled)
+                entry = templates[site.template_json] = _Template()
+                words[site.template_json] = (site.words.split() if site.words is not None
+                                             else key_words(site.template))
             entry.sites.append(site)
-            site._compiled = entry.compiled
-        self._postings = _postings(templates)
+        self._postings = _postings([(templates[k], w) for k, w in words.items()])
 
     def __len__(self) -> int:
         return len(self.sites)
@@ -157,8 +166,11 @@ class SourceIndex:
         squashed = squash(query.text)
         fitter = fit_within if query.free_text else fit_message
         for entry in self.candidates(query.text):
-            fit = fitter(query.text, entry.compiled, squashed=squashed)
-            if fit is None or not _enough(fit, entry.compiled):
+            compiled = entry.compiled
+            if not compiled.specific():
+                continue
+            fit = fitter(query.text, compiled, squashed=squashed)
+            if fit is None or not _enough(fit, compiled, query.cut):
                 continue
             for site in entry.sites:
                 if _type_ok(site, query):
@@ -244,10 +256,12 @@ def _order_key(m: SiteMatch) -> tuple:
     return (m.site.file, m.line)
 
 
-def _enough(fit: Fit, compiled: Compiled) -> bool:
+def _enough(fit: Fit, compiled: Compiled, known_cut: bool = False) -> bool:
     if fit.chars < MIN_CHARS:
         return False
     if fit.how == "exact":
+        return True
+    if known_cut and fit.how == "cut" and fit.chars >= MIN_CHARS_KNOWN_CUT:
         return True
     return fit.chars >= MIN_CHARS_CUT or fit.chars >= MIN_SHARE_CUT * compiled.literal_chars
 
@@ -292,20 +306,19 @@ def vllm_path(path: str, package: str = "vllm") -> str | None:
     return p[i + 1:] if i >= 0 else None
 
 
-def _postings(templates: dict[Template, _Template]) -> dict[str, list[_Template]]:
+def _postings(templates: list[tuple[_Template, list[str]]]) -> dict[str, list[_Template]]:
     """word -> templates filed under it: each under its rarest word, and under the rarest of its first words."""
-    keys: list[tuple[_Template, list[str]]] = []
     df: dict[str, int] = defaultdict(int)
-    for template, entry in templates.items():
-        ws = key_words(template)
-        keys.append((entry, ws))
+    for _, ws in templates:
         for w in set(ws):
             df[w] += 1
     postings: dict[str, list[_Template]] = defaultdict(list)
-    for entry, ws in keys:
+    for entry, ws in templates:
         if not ws:
             continue
-        chosen = {min(ws, key=lambda w: (df[w], -len(w))), min(ws[:LEAD_WORDS], key=lambda w: (df[w], -len(w)))}
-        for w in chosen:
-            postings[w].append(entry)
+        rarest = min(ws, key=lambda w: (df[w], -len(w)))
+        postings[rarest].append(entry)
+        lead = min(ws[:LEAD_WORDS], key=lambda w: (df[w], -len(w)))
+        if lead != rarest:
+            postings[lead].append(entry)
     return dict(postings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -10,7 +11,7 @@ from functools import cached_property
 from packaging.version import InvalidVersion, Version
 
 from bot.sources.extract import RawSite
-from bot.sources.template import Compiled, Template, render, to_json
+from bot.sources.template import Template, from_json, render, to_json
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,18 @@ class Site:
     qualname: str
     kind: str
     type: str | None
-    template: Template
+    template_json: str     # the message template (bot/sources/template.py to_json), decoded when first used
     guard_kind: str | None
     guard: str | None
     lines: array = field(default_factory=lambda: array("I"))  # flat (release id, line, end line) triples
-    _compiled: Compiled | None = None
+    words: str | None = None  # the template's key words, space-separated (template.key_words), when known
+    _template: Template | None = None
+
+    @property
+    def template(self) -> Template:
+        if self._template is None:
+            self._template = from_json(self.template_json)
+        return self._template
 
     @property
     def function(self) -> str:
@@ -81,12 +89,6 @@ class Site:
     @property
     def message(self) -> str:
         return render(self.template)
-
-    @property
-    def compiled(self) -> Compiled:
-        if self._compiled is None:
-            self._compiled = Compiled.of(self.template)
-        return self._compiled
 
     def release_ids(self) -> list[int]:
         return list(self.lines[0::LINE_FIELDS])
@@ -100,10 +102,27 @@ class Site:
         return None
 
 
-def pack_lines(entries: list[tuple[int, int, int]]) -> array:
+def pack_lines(lines: array) -> bytes:
+    """`Site.lines` as stored: little-endian 32-bit integers."""
+    if sys.byteorder == "big":
+        lines = array("I", lines)
+        lines.byteswap()
+    return lines.tobytes()
+
+
+def unpack_lines(data: bytes) -> array:
+    lines = array("I")
+    lines.frombytes(data)
+    if sys.byteorder == "big":
+        lines.byteswap()
+    return lines
+
+
+def without_release(lines: array, release_id: int) -> array:
     out = array("I")
-    for entry in sorted(entries):
-        out.extend(entry)
+    for i in range(0, len(lines), LINE_FIELDS):
+        if lines[i] != release_id:
+            out.extend(lines[i:i + LINE_FIELDS])
     return out
 
 
@@ -116,10 +135,33 @@ def add_release(sites: dict[str, Site], package: str, release: Release, raws: li
     for key, raw in keyed(package, raws):
         site = sites.get(key)
         if site is None:
-            site = sites[key] = Site(key, package, raw.file, raw.qualname, raw.kind, raw.type, raw.template,
-                                     raw.guard_kind, raw.guard)
+            site = sites[key] = Site(key, package, raw.file, raw.qualname, raw.kind, raw.type,
+                                     to_json(raw.template), raw.guard_kind, raw.guard, _template=raw.template)
             new += 1
         elif newest:
             site.guard_kind, site.guard = raw.guard_kind, raw.guard
         site.lines.extend((release.id, raw.line, raw.end_line))
     return new
+
+
+@dataclass
+class ReleaseBuild:
+    """One release read: its sites and the text of every module that has one (for excerpts)."""
+
+    package: str
+    version: str
+    uploaded_at: str | None
+    sdist_sha256: str | None
+    sites: list[RawSite]
+    files: dict[str, tuple[str, bytes]]   # path -> (sha1 of the text, the text zlib-compressed)
+    unparsed: list[str] = field(default_factory=list)  # modules ast could not read, with the reason
+    modules: int = 0
+    seconds: float = 0.0                  # download and read, in the worker
+    download_seconds: float = 0.0
+
+
+def excerpt(text: str, line: int, around: int = 20) -> list[tuple[int, str]]:
+    """(line number, line) for the lines from `around` before `line` to `around` after it."""
+    lines = text.splitlines()
+    start = max(1, line - around)
+    return [(n, lines[n - 1]) for n in range(start, min(len(lines), line + around) + 1)]

@@ -275,20 +275,10 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+_KEY_WORD = re.compile(r"(?<![\w\x00])[a-z][a-z0-9_]{2,}(?![\w\x00])")
+
+
 def key_words(template: Template) -> list[str]:
     """The template's whole words in order: words that touch a hole are left out (a value may extend them)."""
-    out: list[str] = []
-    for i, p in enumerate(template):
-        if isinstance(p, Hole):
-            continue
-        low = p.lower()
-        found = list(_WORD.finditer(low))
-        for m in found:
-            if m.start() == 0 and i > 0 and isinstance(template[i - 1], Hole):
-                continue
-            if m.end() == len(low) and i + 1 < len(template) and isinstance(template[i + 1], Hole):
-                continue
-            if m.start() > 0 and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_"):
-                continue
-            out.append(m.group(0))
-    return out
+    text = "".join(p if isinstance(p, str) else "\x00" for p in template).lower()
+    return _KEY_WORD.findall(text)

@@ -188,3 +188,11 @@ def test_vllm_paths_from_tracebacks():
     assert vllm_path("C:\\venv\\Lib\\site-packages\\vllm\\utils.py") == "vllm/utils.py"
     assert vllm_path("/usr/lib/python3/dist-packages/torch/nn/modules/module.py") is None
     assert vllm_path("/usr/lib/python3/site-packages/vllm_ascend/worker.py") is None
+
+
+def test_a_first_line_known_to_be_cut_needs_less_of_the_template(index):
+    query = Query("Total number of attention heads (40", type="ValueError", version="2.0")
+    assert not index.match(query).matches  # it may be any message that begins so
+    res = index.match(Query(query.text, type="ValueError", version="2.0", cut=True))
+    assert res.matches and res.matches[0].fit.how == "cut"
+    assert {m.file for m in res.matches} == {"vllm/config/model.py"}
