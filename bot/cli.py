@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -213,6 +214,117 @@ def cmd_index(args: argparse.Namespace) -> int:
     sys.exit("vllm-triage index: give an EXPORT file or --github OWNER/REPO")
 
 
+def _usage_error(command: str, message: str) -> int:
+    print(f"vllm-triage {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _source_store(args: argparse.Namespace, command: str):
+    from bot.app.settings import SettingsError, from_env
+    from bot.stores.sources import open_source_store
+    from bot.stores.sources.sqlite import SqliteSourceStore
+
+    try:
+        settings = from_env()
+    except SettingsError as e:
+        raise SystemExit(_usage_error(command, str(e))) from None
+    if args.db:
+        return SqliteSourceStore(args.db), args.db, Path(args.db).parent
+    store = open_source_store(settings.database_url, settings.data_dir)
+    where = getattr(store, "path", None) or "the Postgres database"
+    return store, where, Path(settings.data_dir) / "sources"
+
+
+def cmd_sources_build(args: argparse.Namespace) -> int:
+    from bot.sources.build import PlanError, build, check_spec, plan
+    from bot.sources.sdists import IndexClient, SdistError, pip_index
+
+    if args.latest is not None and args.latest < 1:
+        return _usage_error("sources build", "--latest wants a positive number")
+    if args.jobs < 1:
+        return _usage_error("sources build", "--jobs wants a positive number")
+    try:
+        if args.versions:
+            check_spec(args.versions)
+    except PlanError as e:
+        return _usage_error("sources build", str(e))
+    store, where, work_dir = _source_store(args, "sources build")
+    try:
+        held = {r.version: r for r in store.releases(args.package)}
+        current = {v for v, r in held.items() if r.current and not args.rebuild}
+        try:
+            client = IndexClient(pip_index())
+            todo, done = plan(client, args.package, current, args.versions, args.latest)
+        except PlanError as e:
+            return _usage_error("sources build", str(e))
+        except SdistError as e:
+            print(f"vllm-triage sources build: {e}", file=sys.stderr)
+            return 1
+
+        def keep(result) -> None:
+            if result.version in held:  # read by an older extractor, or --rebuild
+                store.remove_release(result.package, result.version)
+            store.add_release(result)
+
+        tty = sys.stderr.isatty()
+
+        def progress(n: int, total: int, version: str) -> None:
+            if tty:
+                width = 30
+                filled = width * n // max(total, 1)
+                print(f"\r[{'#' * filled}{'.' * (width - filled)}] {n}/{total} {version:<12}", end="",
+                      file=sys.stderr, flush=True)
+                if n == total:
+                    print(file=sys.stderr)
+            elif n:
+                print(f"{args.package} {version}: {n}/{total}", file=sys.stderr, flush=True)
+
+        jobs = min(args.jobs, len(todo)) if todo else 1
+        summary = build(args.package, todo, client.index, work_dir / "sdists", keep, jobs=jobs,
+                        keep_sdists=args.keep_sdists, module=args.module, progress=progress if todo else None)
+        summary.skipped = done
+        for version, why in summary.failed:
+            print(f"vllm-triage sources build: {args.package} {version}: {why} (skipped)", file=sys.stderr)
+        for result in summary.built:
+            for problem in result.unparsed[:3]:
+                print(f"vllm-triage sources build: {args.package} {result.version}: {problem}", file=sys.stderr)
+        print(f"{args.package}: {summary.render()} -> {where}")
+        return 1 if summary.failed else 0
+    finally:
+        store.close()
+
+
+def cmd_sources_status(args: argparse.Namespace) -> int:
+    from bot.stores.sources import has_index
+
+    if not args.db:
+        from bot.app.settings import SettingsError, from_env
+
+        try:
+            settings = from_env()
+        except SettingsError as e:
+            return _usage_error("sources status", str(e))
+        if not has_index(settings.database_url, settings.data_dir):
+            print(f"{args.package}: no source index (build it with `vllm-triage sources build`)")
+            return 0
+    store, where, _ = _source_store(args, "sources status")
+    try:
+        releases = store.releases(args.package)
+        if not releases:
+            print(f"{args.package}: no release built in {where}")
+            return 0
+        print(f"{'release':<14}{'uploaded':<13}{'modules':>8}{'sites':>8}{'unparsed':>9}{'seconds':>9}")
+        for r in releases:
+            flag = "" if r.current else "  (read by an older extractor: rebuilt by the next build)"
+            print(f"{r.version:<14}{(r.uploaded_at or '?')[:10]:<13}{r.modules:>8}{r.sites:>8}{r.unparsed:>9}"
+                  f"{r.seconds:>9.1f}{flag}")
+        index = store.load(args.package)
+        print(f"{args.package}: {len(releases)} releases, {len(index)} distinct sites -> {where}")
+        return 0
+    finally:
+        store.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="vllm-triage", description="Triage vLLM issue reports.")
     p.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rules directory (default: %(default)s)")
@@ -266,6 +378,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     mg = sub.add_parser("migrate", help="apply the migrations DATABASE_URL lacks, then exit (serve also does)")
     mg.set_defaults(func=cmd_migrate)
+
+    so = sub.add_parser("sources", help="the raise-site index: where each error is raised, in every release")
+    ssub = so.add_subparsers(dest="sources_command", required=True)
+    sb = ssub.add_parser("build", help="download sdists from pip's configured index and index their raise sites "
+                                       "(releases already built are skipped)")
+    sb.add_argument("--package", default="vllm", help="the package to index (default: %(default)s)")
+    sb.add_argument("--module", help="its import name when that is not the package name")
+    pick = sb.add_mutually_exclusive_group()
+    pick.add_argument("--versions", metavar="SPEC",
+                      help="a version specifier ('>=0.6,<0.9') or a list of versions ('0.6.3,0.17.0'); "
+                           "default: every final release")
+    pick.add_argument("--latest", type=int, metavar="N", help="the newest N final releases")
+    sb.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), metavar="N",
+                    help="releases read at once, in worker processes (default: %(default)s)")
+    sb.add_argument("--keep-sdists", action="store_true", help="keep the downloaded archives under the data dir")
+    sb.add_argument("--rebuild", action="store_true", help="read again the releases already built")
+    sb.add_argument("--db", help="an SQLite file to build into (default: $VLLM_TRIAGE_DATA_DIR/sources/"
+                                 "index.sqlite3, or the Postgres database DATABASE_URL names)")
+    sb.set_defaults(func=cmd_sources_build)
+    ss = ssub.add_parser("status", help="list the releases the index holds")
+    ss.add_argument("--package", default="vllm", help="(default: %(default)s)")
+    ss.add_argument("--db", help="an SQLite file (default: as for build)")
+    ss.set_defaults(func=cmd_sources_status)
 
     rl = sub.add_parser("rules", help="rule-file tools")
     rsub = rl.add_subparsers(dest="rules_command", required=True)

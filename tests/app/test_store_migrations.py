@@ -168,12 +168,15 @@ def test_a_postgres_schema_from_before_store_versions_migrates_forward(pg_url, u
     from bot.stores.deliveries import postgres as deliveries_pg
     from bot.stores.dupes import postgres as dupes_pg
     from bot.stores.registry import migrate_all
+    from bot.stores.sources import postgres as sources_pg
 
     legacy_postgres_schema(pg_url, upto)
     assert migrate_all(pg_url, "unused") == [("deliveries", "postgresql", len(deliveries_pg.MIGRATIONS)),
-                                              ("dupes", "postgresql", len(dupes_pg.MIGRATIONS))]
+                                              ("dupes", "postgresql", len(dupes_pg.MIGRATIONS)),
+                                              ("sources", "postgresql", len(sources_pg.MIGRATIONS))]
     with psycopg.connect(pg_url) as conn:
-        assert versions(conn) == {"deliveries": len(deliveries_pg.MIGRATIONS), "dupes": len(dupes_pg.MIGRATIONS)}
+        assert versions(conn) == {"deliveries": len(deliveries_pg.MIGRATIONS), "dupes": len(dupes_pg.MIGRATIONS),
+                                  "sources": len(sources_pg.MIGRATIONS)}
 
     async def read() -> None:
         store = open_delivery_store(pg_url)
