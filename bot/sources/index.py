@@ -18,13 +18,25 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.sources.model import LINE_FIELDS, Release, Site
-from bot.sources.template import Compiled, Fit, fit_message, fit_within, key_words, squash, words
+from bot.sources.template import Compiled, Fit, fit_message, fit_within, key_words, letters, squash, words
 from bot.sources.versions import release_for
 
 MIN_CHARS = 16           # literal characters (whitespace aside) a message must show of a template
 MIN_SHARE_CUT = 0.5      # a message cut short shows at least this share of the template's literal text ...
 MIN_CHARS_CUT = 40       # ... or at least this many of its characters
 MIN_CHARS_KNOWN_CUT = 20 # a text known to be cut (the first line of a longer message) needs only this many
+MIN_CHARS_TEXT = 20      # a quote in free text (a title) shows at least this many literal characters ...
+MIN_CHARS_PARTIAL = 40   # ... and one that stops matching before the text ends, this many
+MIN_SHARE_PARTIAL = 0.6  # ... and this share of the template's literal text
+MIN_CHARS_ELSEWHERE = 30 # a site only other releases have needs a more specific fit than one the release has
+# Python's own messages: a template that says little beyond one of them is the interpreter's error as often as
+# the package's, so it is matched only when a traceback frame lies in the site's file
+INTERPRETER_PHRASES = tuple(squash(p) for p in (
+    "object has no attribute", "is not defined", "No module named", "cannot import name", "from",
+    "got an unexpected keyword argument", "missing required positional argument", "positional arguments but",
+    "were given", "was given", "takes", "object is not subscriptable", "object is not callable",
+    "object is not iterable", "index out of range", "unsupported operand type(s) for", "has no attribute",
+))
 LEAD_WORDS = 4           # a template is also filed under the rarest of its first words
 LOG_ERROR_LEVELS = frozenset({"error", "exception", "critical"})
 # exception types that carry another's message: pydantic wraps a validator's ValueError/AssertionError/TypeError
@@ -81,17 +93,28 @@ class Resolution:
 class _Template:
     """One distinct template and its sites; prepared for fitting when first a candidate."""
 
-    __slots__ = ("sites", "_compiled")
+    __slots__ = ("sites", "_compiled", "_interpreter")
 
     def __init__(self) -> None:
         self.sites: list[Site] = []
         self._compiled: Compiled | None = None
+        self._interpreter: bool | None = None
 
     @property
     def compiled(self) -> Compiled:
         if self._compiled is None:
             self._compiled = Compiled.of(self.sites[0].template)
         return self._compiled
+
+    @property
+    def interpreter_like(self) -> bool:
+        """The template says little beyond one of Python's own messages."""
+        if self._interpreter is None:
+            rest = "".join(p for p in self.compiled.pieces if p is not None)
+            for phrase in INTERPRETER_PHRASES:
+                rest = rest.replace(phrase, "")
+            self._interpreter = letters(rest) < 12
+        return self._interpreter
 
 
 class SourceIndex:
@@ -103,6 +126,7 @@ class SourceIndex:
         self.by_version = {r.version: r for r in self.releases}
         self.by_id = {r.id: r for r in self.releases}
         self._order = {r.id: i for i, r in enumerate(self.releases)}
+        self._release_cache: dict[tuple[str | None, str | None], Release | None] = {}
         self.sites: dict[str, Site] = {}
         templates: dict[str, _Template] = {}
         words: dict[str, list[str]] = {}
@@ -121,9 +145,21 @@ class SourceIndex:
     def __len__(self) -> int:
         return len(self.sites)
 
+    def prepare(self) -> None:
+        """Prepare every template for fitting now rather than when first a candidate (a long-running process
+        does this once after loading, so no query pays for it)."""
+        for entries in self._postings.values():
+            for entry in entries:
+                entry.interpreter_like  # noqa: B018 - computes and caches compiled too
+
     # ---- releases ----
     def release_for(self, version: str | None, created_at: str | None = None) -> Release | None:
-        return release_for(self.releases, version, created_at)
+        key = (version, created_at[:19] if created_at else None)
+        if key not in self._release_cache:
+            if len(self._release_cache) > 4096:
+                self._release_cache.clear()
+            self._release_cache[key] = release_for(self.releases, version, created_at)
+        return self._release_cache[key]
 
     def releases_of(self, site: Site) -> list[Release]:
         """The releases that have the site, oldest first."""
@@ -170,11 +206,16 @@ class SourceIndex:
             if not compiled.specific():
                 continue
             fit = fitter(query.text, compiled, squashed=squashed)
-            if fit is None or not _enough(fit, compiled, query.cut):
+            if fit is None or not _enough(fit, compiled, query):
                 continue
             for site in entry.sites:
-                if _type_ok(site, query):
-                    fits.append((fit, site))
+                if not _type_ok(site, query):
+                    continue
+                if entry.interpreter_like and not self._in_frames(site, query):
+                    continue
+                if fit.chars < MIN_CHARS_ELSEWHERE and (release is None or site.line_at(release.id) is None):
+                    continue
+                fits.append((fit, site))
         if fits:
             best = max(f.rank for f, _ in fits)
             top = [(f, s) for f, s in fits if f.rank == best]
@@ -183,6 +224,9 @@ class SourceIndex:
             return Resolution(release, tuple(matches[:limit]))
         by_frame = self._by_frame(query, release)
         return Resolution(release, tuple(by_frame[:limit]))
+
+    def _in_frames(self, site: Site, query: Query) -> bool:
+        return any(f.file and vllm_path(f.file, self.package) == site.file for f in query.frames)
 
     def _place(self, top: list[tuple[Fit, Site]], release: Release | None) -> list[SiteMatch]:
         """Each site at the reporter's release; when none has it there, only those of the nearest release."""
@@ -256,12 +300,17 @@ def _order_key(m: SiteMatch) -> tuple:
     return (m.site.file, m.line)
 
 
-def _enough(fit: Fit, compiled: Compiled, known_cut: bool = False) -> bool:
+def _enough(fit: Fit, compiled: Compiled, query: Query) -> bool:
     if fit.chars < MIN_CHARS:
         return False
+    if query.free_text:
+        if fit.chars < MIN_CHARS_TEXT:
+            return False
+        if fit.how == "partial":
+            return fit.chars >= MIN_CHARS_PARTIAL and fit.chars >= MIN_SHARE_PARTIAL * compiled.literal_chars
     if fit.how == "exact":
         return True
-    if known_cut and fit.how == "cut" and fit.chars >= MIN_CHARS_KNOWN_CUT:
+    if query.cut and fit.how == "cut" and fit.chars >= MIN_CHARS_KNOWN_CUT:
         return True
     return fit.chars >= MIN_CHARS_CUT or fit.chars >= MIN_SHARE_CUT * compiled.literal_chars
 

@@ -116,7 +116,7 @@ def squash(text: str) -> str:
 
 
 def letters(text: str) -> int:
-    return sum(ch.isalpha() for ch in text)
+    return sum(map(str.isalpha, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,28 +126,28 @@ class Compiled:
     pieces: tuple[str | None, ...]
     literal_chars: int    # squashed literal characters in all
     letters: int          # letters among them
+    holes: int
+    first: str | None     # the first literal
 
     @classmethod
     def of(cls, template: Template) -> Compiled:
         pieces: list[str | None] = []
         for p in template:
-            if isinstance(p, Hole):
+            if p.__class__ is Hole:
                 if not pieces or pieces[-1] is not None:
                     pieces.append(None)
+                continue
+            s = squash(p)  # type: ignore[arg-type]
+            if not s:
+                continue
+            if pieces and pieces[-1] is not None:
+                pieces[-1] += s
             else:
-                s = squash(p)
-                if not s:
-                    continue
-                if pieces and pieces[-1] is not None:
-                    pieces[-1] += s
-                else:
-                    pieces.append(s)
-        chars = sum(len(p) for p in pieces if p is not None)
-        return cls(tuple(pieces), chars, sum(letters(p) for p in pieces if p is not None))
-
-    @property
-    def holes(self) -> int:
-        return sum(p is None for p in self.pieces)
+                pieces.append(s)
+        literals = [p for p in pieces if p is not None]
+        literal = "".join(literals)
+        return cls(tuple(pieces), len(literal), letters(literal), len(pieces) - len(literals),
+                   literals[0] if literals else None)
 
     def specific(self, min_letters: int = 12) -> bool:
         """Whether the template says enough to be matched: not mostly holes."""
@@ -229,9 +229,13 @@ def _common_prefix(a: str, b: str) -> int:
 
 def _tail_overlap(text: str, lit: str) -> int:
     """The longest end of `text` that begins `lit` (the message cut inside that literal)."""
-    for k in range(min(len(lit) - 1, len(text)), 0, -1):
-        if text.endswith(lit[:k]):
-            return k
+    if not lit:
+        return 0
+    i = text.find(lit[0], max(0, len(text) - len(lit) + 1))
+    while i != -1:
+        if lit.startswith(text[i:]):
+            return len(text) - i
+        i = text.find(lit[0], i + 1)
     return 0
 
 
@@ -253,7 +257,7 @@ def fit_within(text: str, compiled: Compiled, steps: int = MAX_STEPS, *, squashe
     squashed = squash(text) if squashed is None else squashed
     pieces = compiled.pieces
     budget = _Budget(steps)
-    first = next((p for p in pieces if p is not None), None)
+    first = compiled.first
     if first is None:
         return None
     lead = 0 if pieces[0] is not None else 1

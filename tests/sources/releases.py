@@ -7,7 +7,8 @@ change and disappear between them; and a PEP 503 index on disk that serves them.
   - the engine's RuntimeError stays in vllm/engine.py, three lines lower (one site, two lines);
   - the attention-heads ValueError is reworded (another site);
   - vllm/gone.py and its error disappear; vllm/moe.py and its error appear;
-  - vllm/models/a.py and vllm/models/b.py raise the same message in both (a tie only a frame breaks).
+  - vllm/models/a.py and vllm/models/b.py raise the same message in both (a tie only a frame breaks);
+  - vllm/proxy.py raises what Python's own AttributeError says (matched only with a frame in it).
 """
 
 from __future__ import annotations
@@ -115,6 +116,12 @@ def map_unquantized_backend(runner_backend, mapping):
     return backend
 '''
 
+PROXY = '''\
+class LayerProxy:
+    def __getattr__(self, name):
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+'''
+
 VENDORED = '''\
 def vendored():
     raise ValueError("A vendored module's error is not the package's own.")
@@ -129,6 +136,7 @@ RELEASES = {
         "vllm/models/a.py": MODEL_A,
         "vllm/models/b.py": MODEL_B,
         "vllm/gone.py": GONE,
+        "vllm/proxy.py": PROXY,
         "vllm/third_party/__init__.py": "",
         "vllm/third_party/vendored.py": VENDORED,
         "vllm/broken.py": "def broken(:\n    raise ValueError('never read')\n",
@@ -142,6 +150,7 @@ RELEASES = {
         "vllm/models/a.py": MODEL_A,
         "vllm/models/b.py": MODEL_B,
         "vllm/moe.py": MOE,
+        "vllm/proxy.py": PROXY,
     },
 }
 UPLOADED = {"1.0": datetime(2024, 1, 10, tzinfo=UTC), "2.0": datetime(2024, 6, 1, tzinfo=UTC)}

@@ -44,10 +44,10 @@ def by_message(index, text):
 
 def test_a_release_reads_every_module_of_the_package_except_vendored_code(builds):
     one = builds["1.0"]
-    assert one.modules == 8  # every vllm/**/*.py but third_party/
+    assert one.modules == 9  # every vllm/**/*.py but third_party/
     assert one.unparsed and "vllm/broken.py" in one.unparsed[0]
     assert set(one.files) == {"vllm/config.py", "vllm/engine.py", "vllm/models/a.py", "vllm/models/b.py",
-                              "vllm/gone.py"}
+                              "vllm/gone.py", "vllm/proxy.py"}
     assert not any("vendored" in render(s.template) for s in one.sites)
     assert one.uploaded_at == UPLOADED["1.0"].strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -63,8 +63,9 @@ def test_sites_of_each_release(builds):
         ("vllm/gone.py", 2, "raise", "ValueError"),
         ("vllm/models/a.py", 3, "raise", "ValueError"),
         ("vllm/models/b.py", 3, "raise", "ValueError"),
+        ("vllm/proxy.py", 3, "raise", "AttributeError"),
     ])
-    assert len(got["2.0"]) == 8
+    assert len(got["2.0"]) == 9
     assert ("vllm/moe.py", 3, "raise", "ValueError") in got["2.0"]
 
 
@@ -85,7 +86,7 @@ def test_one_site_per_statement_across_releases_with_a_line_per_release(index):
     # reworded: two sites
     heads = by_message(index, "Total number of attention heads")
     assert sorted(index.releases_of(s)[0].version for s in heads) == ["1.0", "2.0"]
-    assert len(index) == 11
+    assert len(index) == 12
 
 
 def test_an_exception_resolves_to_its_site_at_the_reporters_release(index):
@@ -196,3 +197,32 @@ def test_a_first_line_known_to_be_cut_needs_less_of_the_template(index):
     res = index.match(Query(query.text, type="ValueError", version="2.0", cut=True))
     assert res.matches and res.matches[0].fit.how == "cut"
     assert {m.file for m in res.matches} == {"vllm/config/model.py"}
+
+
+def test_a_title_that_only_mentions_words_of_a_message_does_not_resolve(index):
+    # the words of the PP message, but not the message: the quote stops matching after a few words
+    assert not index.match(Query("Does pipeline parallelism work with MTP?", free_text=True, version="2.0")).matches
+    assert not index.match(Query("[Usage]: Pipeline parallelism is not supported with my setup, why?",
+                                 free_text=True, version="2.0")).matches
+    # ... while a quote that goes on long enough does
+    res = index.match(Query("[Bug] Pipeline parallelism is not supported for this model. Supported models "
+                            "implement the interface (Qwen3.5)", free_text=True, version="2.0"))
+    assert res.site.file == "vllm/config/model.py" and res.site.fit.how == "partial"
+
+
+def test_a_message_that_is_python_s_own_needs_a_frame_in_the_site_s_file(index):
+    message = "'EagleProposer' object has no attribute 'positions'"
+    assert not index.match(Query(message, type="AttributeError", version="2.0")).matches
+    frames = (Frame("/venv/lib/python3.12/site-packages/vllm/proxy.py", 3, "__getattr__", True),)
+    res = index.match(Query("'LayerProxy' object has no attribute 'weight'", type="AttributeError",
+                            version="2.0", frames=frames))
+    assert res.site.file == "vllm/proxy.py"
+
+
+def test_a_weak_fit_only_other_releases_have_does_not_resolve(index):
+    # cut after 24 literal characters, half the template: enough at 1.0, which has it, not at 2.0, which has not
+    cut = "The legacy block manager was"
+    res = index.match(Query(cut, type="ValueError", version="1.0"))
+    assert res.site is not None and res.site.at_release
+    assert not index.match(Query(cut, type="ValueError", version="2.0")).matches
+    assert index.match(Query(cut + " removed; this", type="ValueError", version="2.0")).site.release.version == "1.0"
