@@ -8,6 +8,7 @@ can only make its answers less precise, never wrong: `needles` may then return N
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import product
 
@@ -262,6 +263,7 @@ def _required(node: object) -> set[str] | None:
 # ------------------------------------------------------------------ phrases
 
 MAX_EXPANSION = 48
+_PUNCT = re.compile(r"[^A-Za-z0-9 _./-]+")
 
 
 @dataclass(frozen=True)
@@ -344,9 +346,13 @@ def _collect_seq(seq: Seq, out: set[Phrase]) -> None:
         for part in run:
             acc = {a + b for a, b in product(acc, part)}
         for text in acc:
-            text = text.strip()
-            if text:
-                out.add(Phrase(text, stem))
+            # punctuation other than `-_./` ends a phrase: "architectures [" is the phrase "architectures"
+            parts = _PUNCT.split(text)
+            for i, part in enumerate(parts):
+                part = part.strip()
+                if part:
+                    out.add(Phrase(part, stem and i == len(parts) - 1 and part == parts[-1].rstrip()
+                                   and not text[-1:].isspace()))
         run.clear()
 
     closed = False   # the run ends in a word boundary: what follows cannot continue its last word

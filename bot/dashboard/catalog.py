@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from bot.decision import Finding
 from bot.report import Report, parse
 from bot.rules import Rule, RuleSet, evaluate_rule
-from bot.rules.conditions import All, Any_, ExceptionCond, Not, TextCond
+from bot.rules.conditions import All, Any_, ExceptionCond, FlagsOnly, Not, TextCond
 from bot.rules.regex import line_around
 from bot.rules.render import render, template_context
 from bot.rules.schema import Example
@@ -92,6 +92,9 @@ def condition_tree(cond: Any) -> dict[str, Any]:
         return {"op": "any of", "text": None, "children": [condition_tree(c) for c in cond.items]}
     if isinstance(cond, Not):
         return {"op": "not", "text": None, "children": [condition_tree(cond.item)]}
+    if isinstance(cond, FlagsOnly):
+        return {"op": f"configuration only, confidence at most {cond.confidence:g}", "text": None,
+                "children": [condition_tree(cond.item)]}
     return {"op": None, "text": cond.describe(), "children": []}
 
 
@@ -172,7 +175,7 @@ def error_conditions(cond: Any) -> list[Any]:
     title), outside any `not`."""
     if isinstance(cond, All | Any_):
         return [c for item in cond.items for c in error_conditions(item)]
-    if isinstance(cond, ExceptionCond) or (isinstance(cond, TextCond) and cond.source != "title"):
+    if isinstance(cond, ExceptionCond) or (isinstance(cond, TextCond) and cond.source.partition(":")[0] != "title"):
         return [cond]
     return []
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,14 @@ import yaml
 from bot.decision import Evidence, Finding
 from bot.paths import rules_dir
 from bot.report.model import Report
-from bot.rules.conditions import All, Any_, Condition, ExceptionCond, FrameCond, TextCond
+from bot.rules.conditions import All, Any_, Condition, ExceptionCond, FlagsOnly, FrameCond, Not, TextCond
 from bot.rules.errors import RuleError
 from bot.rules.prefilter import Prefilter
 from bot.rules.render import duplicate_key, render, template_context
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
 from bot.rules.versions import is_unordered_dev_build, parse_version
+from bot.wording import Wording
 
 __all__ = ["DEFAULT_RULES_DIR", "Rule", "RuleError", "RuleSet", "load_rules", "load_rule_file"]
 
@@ -38,6 +40,7 @@ class RuleSet:
     _order: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     _prefilter: list[Prefilter] = field(default_factory=list, repr=False, compare=False)
+    _wording: list[Wording] = field(default_factory=list, repr=False, compare=False)
     # rules that are always evaluated, and per text: prefilter slot -> rules that slot makes possible
     _gates: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -46,6 +49,7 @@ class RuleSet:
         self._order.update({r.id: i for i, r in enumerate(ordered)})
         prefilter = Prefilter(s for r in self.rules for s in r.match.sources())
         self._prefilter.append(prefilter)
+        self._wording.append(Wording(p.source for r in self.rules for p in text_patterns(r.match)))
         always: set[int] = set()
         by_text: dict[str, tuple[dict[int | None, list[int]], list[int]]] = {}
         for i, rule in enumerate(self.rules):
@@ -63,7 +67,7 @@ class RuleSet:
         return next((r for r in self.rules if r.id == rule_id), None)
 
     def evaluate(self, report: Report) -> tuple[Finding, ...]:
-        texts = Texts(report, self._prefilter[0])
+        texts = Texts(report, self._prefilter[0], self._wording[0])
         possible = self._possible(texts)
         fired: dict[str, Finding] = {}
         for i, rule in enumerate(self.rules):
@@ -105,12 +109,33 @@ class RuleSet:
         return dropped
 
 
+PROSE_TEXTS = ("title", "description", "body", "any")
+
+
+def text_patterns(cond: Condition) -> list[Any]:
+    """The patterns of `text` and `title` conditions that read the reporter's words with typos corrected."""
+    if isinstance(cond, TextCond):
+        base, _, variant = cond.source.partition(":")
+        return [cond.pattern] if base in PROSE_TEXTS and variant != "exact" else []
+    if isinstance(cond, All | Any_):
+        return [p for c in cond.items for p in text_patterns(c)]
+    if isinstance(cond, Not | FlagsOnly):
+        return text_patterns(cond.item)
+    return []
+
+
+@lru_cache(maxsize=512)
+def rule_wording(rule: Rule) -> Wording:
+    """The keywords of one rule, for evaluating it on its own (a RuleSet uses those of all its rules)."""
+    return Wording(p.source for p in text_patterns(rule.match))
+
+
 def gate(cond: Condition) -> tuple[tuple[Any, str], ...] | None:
     """(pattern, text) pairs of which at least one must be able to match for `cond` to hold; None: no such set."""
     if isinstance(cond, TextCond):
         return ((cond.pattern, cond.source),)
     if isinstance(cond, ExceptionCond):
-        return ((cond.message, "messages"),) if cond.message is not None else None
+        return cond.sources() or None
     if isinstance(cond, FrameCond):
         first = cond.file or cond.function
         return ((first, "frames"),) if first is not None else None
@@ -124,7 +149,7 @@ def gate(cond: Condition) -> tuple[tuple[Any, str], ...] | None:
 
 def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Finding | None:
     """The finding of one rule on one report, or None."""
-    texts = texts or Texts(report)
+    texts = texts or Texts(report, wording=rule_wording(rule))
     upgrade: str | None = None
     version_text = report.environment.vllm_version
     version = parse_version(version_text)
@@ -159,8 +184,9 @@ def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Fin
             key = duplicate_key(rule.duplicate_key, context)
         except Exception as e:  # no key is safe: the rule then counts as one root cause, as without a key
             evidence.append(Evidence("duplicate_key template failed", f"{type(e).__name__}: {e}"[:200], "render"))
+    confidence = rule.confidence if hit.confidence is None else min(rule.confidence, hit.confidence)
     return Finding(
-        rule=rule.id, title=rule.title, labels=rule.labels, confidence=rule.confidence,
+        rule=rule.id, title=rule.title, labels=rule.labels, confidence=confidence,
         explanation=rendered["explanation"], workaround=rendered["workaround"], references=rule.references,
         evidence=tuple(evidence), captures=dict(hit.captures), upgrade=upgrade, duplicate_key=key,
     )

@@ -9,6 +9,7 @@ from typing import Any
 import re2
 
 from bot.decision import Evidence
+from bot.report.errors import rank
 from bot.report.model import ExceptionInfo
 from bot.rules.regex import Pattern, bounded, line_around
 from bot.rules.texts import Texts
@@ -20,11 +21,14 @@ class Hit:
     evidence: tuple[Evidence, ...] = ()
     captures: dict[str, str] = field(default_factory=dict)
     exception: ExceptionInfo | None = None
+    confidence: float | None = None      # a cap on the rule's confidence (a `flags_only` branch); None: no cap
 
     def merged(self, other: Hit) -> Hit:
         captures = dict(other.captures)
         captures.update(self.captures)  # the earlier condition's capture wins
-        return Hit(self.evidence + other.evidence, captures, self.exception or other.exception)
+        caps = [c for c in (self.confidence, other.confidence) if c is not None]
+        return Hit(self.evidence + other.evidence, captures, self.exception or other.exception,
+                   min(caps) if caps else None)
 
 
 class Condition:
@@ -76,11 +80,15 @@ class Any_(Condition):
     items: tuple[Condition, ...]
 
     def check(self, t: Texts) -> Hit | None:
+        capped: Hit | None = None
         for cond in self.items:
             h = cond.check(t)
             if h is not None:
-                return h
-        return None
+                if h.confidence is None:
+                    return h
+                if capped is None or (capped.confidence or 0) < h.confidence:
+                    capped = h   # weaker evidence: kept unless a branch with full evidence holds
+        return capped
 
     def describe(self) -> str:
         return "any(" + ", ".join(c.describe() for c in self.items) + ")"
@@ -116,10 +124,15 @@ class ExceptionCond(Condition):
     types: tuple[str, ...] = ()          # short names
     message: Pattern | None = None
     where: str = "any"                   # root | any
+    title: bool = True                   # a title that states the message without a (contrary) type also counts
+
+    @property
+    def _messages(self) -> str:
+        return "messages" if self.title else "messages:own"
 
     def check(self, t: Texts) -> Hit | None:
         excs = t.report.exceptions
-        if self.message is not None and not t.may_match(self.message, "messages"):
+        if self.message is not None and not t.may_match(self.message, self._messages):
             return None
         candidates = excs[-1:] if self.where == "root" else tuple(reversed(excs))
         for exc in candidates:
@@ -132,7 +145,22 @@ class ExceptionCond(Condition):
             if found is not None:
                 start, end, captures = found
                 return Hit(_ev(self, f"{exc.type}: {line_around(data, start, end)}", "exception"), captures, exc)
+        if self.title and self.message is not None:
+            return self._in_title(t)
         return None
+
+    def _in_title(self, t: Texts) -> Hit | None:
+        """The message stated in the title without its type ("[Bug]: No available memory for the cache blocks"),
+        when the title names no exception of another type."""
+        named = {e.short_type for e in t.report.exceptions if e.source == "title"}
+        if self.types and named and not named & set(self.types):
+            return None
+        data = t.text("title:exact")
+        found = self.message.search(data) if self.message is not None else None
+        if found is None:
+            return None
+        start, end, captures = found
+        return Hit(_ev(self, line_around(data, start, end), "title"), captures)
 
     def describe(self) -> str:
         name = "exception" if self.where == "any" else "root exception"
@@ -144,7 +172,7 @@ class ExceptionCond(Condition):
         return (self.message,) if self.message else ()
 
     def sources(self) -> tuple[tuple[Pattern, str], ...]:
-        return ((self.message, "messages"),) if self.message else ()
+        return ((self.message, self._messages),) if self.message else ()
 
 
 @dataclass(frozen=True)
@@ -198,13 +226,15 @@ class TextCond(Condition):
         if found is None:
             return None
         start, end, captures = found
-        where = {"any": "body", "description": "body"}.get(self.source, self.source)
+        base = self.source.partition(":")[0]
+        where = {"any": "body", "description": "body"}.get(base, base)
         return Hit(_ev(self, line_around(t.text(self.source), start, end), where), captures)
 
     def describe(self) -> str:
         if self.kind == "text":
             return f"text[{self.source}] ~ /{self.pattern.source}/"
-        return f"{self.kind} ~ /{self.pattern.source}/"
+        suffix = self.source.partition(":")[2]
+        return f"{self.kind}{'[' + suffix + ']' if suffix else ''} ~ /{self.pattern.source}/"
 
     def patterns(self) -> tuple[Pattern, ...]:
         return (self.pattern,)
@@ -424,6 +454,43 @@ class EnvVarCond(Condition):
 
     def patterns(self) -> tuple[Pattern, ...]:
         return (self.tests.matches,) if self.tests.matches else ()
+
+
+# ---------------------------------------------------------------- configuration as evidence
+
+# conditions that read the reporter's configuration, never the failure: what a `flags_only` branch may hold
+CONFIG_CONDITIONS = (FlagCond, EnvCond, EnvVarCond)
+
+
+@dataclass(frozen=True)
+class FlagsOnly(Condition):
+    """A branch whose evidence is the configuration alone (flags, environment, model): it holds only when the
+    report shows no error that could be the cause (the pasted log stops before it), and caps the finding's
+    confidence at `confidence`."""
+
+    item: Condition
+    confidence: float
+
+    def check(self, t: Texts) -> Hit | None:
+        if _shows_a_cause(t):
+            return None
+        hit = self.item.check(t)
+        if hit is None:
+            return None
+        note = Evidence("flags_only", "the configuration alone: the report shows no error", "flag")
+        return Hit(hit.evidence + (note,), hit.captures, hit.exception, self.confidence)
+
+    def describe(self) -> str:
+        return f"flags_only[{self.confidence:g}]({self.item.describe()})"
+
+    def patterns(self) -> tuple[Pattern, ...]:
+        return self.item.patterns()
+
+
+def _shows_a_cause(t: Texts) -> bool:
+    """The report shows an error that is not only a wrapper or a warning (bot.report.errors.rank >= 2)."""
+    return any(rank(e.type, e.message) >= 2 for e in t.report.exceptions) \
+        or bool(t.report.error_lines)
 
 
 # ---------------------------------------------------------------- kind, architecture, model

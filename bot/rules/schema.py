@@ -24,6 +24,7 @@ from bot.rules.conditions import (
     EnvVarCond,
     ExceptionCond,
     FlagCond,
+    FlagsOnly,
     FrameCond,
     KindCond,
     ListPatternCond,
@@ -41,7 +42,7 @@ LABELS = frozenset(ALL_LABELS)
 RULE_KEYS = {
     "id": True, "title": True, "labels": True, "confidence": False, "priority": False, "supersedes": False,
     "match": True, "explanation": True, "workaround": True, "references": False, "affects": False,
-    "fixed_in": False, "raised_in": False, "duplicate_key": False, "examples": True,
+    "fixed_in": False, "raised_in": False, "duplicate_key": False, "examples": True, "title_evidence": False,
 }
 EXAMPLE_KEYS = {"title": False, "body": True}
 TEXT_IN = ("title", "description", "body", "any")
@@ -85,6 +86,7 @@ class _Checker:
 
     def __init__(self, file: str, rule_id: str | None) -> None:
         self.file, self.rule_id = file, rule_id
+        self.title_evidence = True   # the rule's `title_evidence`: error, log and exception conditions read the title
 
     def fail(self, where: str, message: str) -> RuleError:
         return RuleError(self.file, self.rule_id, where, message)
@@ -154,7 +156,7 @@ class _Checker:
         return tuple(self.condition(c, f"{where}[{i}]") for i, c in enumerate(arg))
 
     def c_exception(self, arg: Any, where: str) -> Condition:
-        m = self.mapping(arg, where, {"type": False, "message": False, "where": False})
+        m = self.mapping(arg, where, {"type": False, "message": False, "where": False, "title_evidence": False})
         if "type" not in m and "message" not in m:
             raise self.fail(where, "give `type`, `message` or both")
         types = tuple(t.rsplit(".", 1)[-1] for t in self.strings(m["type"], f"{where}.type", allow_single=True)) \
@@ -165,7 +167,43 @@ class _Checker:
         scope = m.get("where", "any")
         if scope not in ("root", "any"):
             raise self.fail(f"{where}.where", f"must be root or any, not {scope!r}")
-        return ExceptionCond(types, message, scope)
+        return ExceptionCond(types, message, scope, self._title(m, where))
+
+    def _title(self, m: dict[str, Any], where: str) -> bool:
+        if "title_evidence" in m:
+            return self.boolean(m["title_evidence"], f"{where}.title_evidence")
+        return self.title_evidence
+
+    def c_machine_text(self, kind: str, arg: Any, where: str) -> Condition:
+        """`error` and `log`: a bare regex, or `{pattern, title_evidence}`."""
+        if isinstance(arg, str):
+            return TextCond(kind, kind if self.title_evidence else f"{kind}:own", self.pattern(arg, where))
+        if not isinstance(arg, dict):
+            raise self.fail(where, f"must be a string (a regex) or a mapping, not {_tname(arg)}")
+        m = self.mapping(arg, where, {"pattern": True, "title_evidence": False})
+        source = kind if self._title(m, where) else f"{kind}:own"
+        return TextCond(kind, source, self.pattern(m["pattern"], f"{where}.pattern"))
+
+    def c_title(self, arg: Any, where: str) -> Condition:
+        if isinstance(arg, str):
+            return TextCond("title", "title", self.pattern(arg, where))
+        if not isinstance(arg, dict):
+            raise self.fail(where, f"must be a string (a regex) or a mapping, not {_tname(arg)}")
+        m = self.mapping(arg, where, {"pattern": True, "exact": False})
+        exact = self.boolean(m["exact"], f"{where}.exact") if "exact" in m else False
+        return TextCond("title", "title:exact" if exact else "title", self.pattern(m["pattern"], f"{where}.pattern"))
+
+    def c_flags_only(self, arg: Any, where: str) -> Condition:
+        m = self.mapping(arg, where, {"confidence": True, "match": True})
+        confidence = self.number(m["confidence"], f"{where}.confidence")
+        if not 0 < confidence <= 1:
+            raise self.fail(f"{where}.confidence", f"must be above 0 and at most 1, not {confidence}")
+        item = self.condition(m["match"], f"{where}.match")
+        bad = _not_config(item)
+        if bad:
+            raise self.fail(f"{where}.match", f"a flags_only branch reads the configuration only (flag, env, env_var, "
+                                              f"kind, model, architecture), not {bad}")
+        return FlagsOnly(item, confidence)
 
     def c_frame(self, arg: Any, where: str) -> Condition:
         m = self.mapping(arg, where, {"file": False, "function": False})
@@ -177,10 +215,12 @@ class _Checker:
     def c_text(self, arg: Any, where: str) -> Condition:
         if isinstance(arg, str):
             return TextCond("text", "any", self.pattern(arg, where))
-        m = self.mapping(arg, where, {"pattern": True, "in": False})
+        m = self.mapping(arg, where, {"pattern": True, "in": False, "exact": False})
         source = m.get("in", "any")
         if source not in TEXT_IN:
             raise self.fail(f"{where}.in", f"must be one of {', '.join(TEXT_IN)}, not {source!r}")
+        if "exact" in m and self.boolean(m["exact"], f"{where}.exact"):
+            source += ":exact"
         return TextCond("text", source, self.pattern(m["pattern"], f"{where}.pattern"))
 
     def value_tests(self, m: dict[str, Any], where: str, *, numeric: bool, version: bool) -> ValueTests:
@@ -258,10 +298,21 @@ class _Checker:
         return KindCond(kinds)
 
 
-def _text_condition(kind: str, source: str):
+def _machine_text(kind: str):
     def build(self: _Checker, arg: Any, where: str) -> Condition:
-        return TextCond(kind, source, self.pattern(arg, where))
+        return self.c_machine_text(kind, arg, where)
     return build
+
+
+def _not_config(cond: Condition) -> str | None:
+    """The first condition in `cond` that reads something other than the configuration, described; None if none."""
+    if isinstance(cond, All | Any_):
+        return next((bad for c in cond.items if (bad := _not_config(c))), None)
+    if isinstance(cond, Not):
+        return _not_config(cond.item)
+    if isinstance(cond, FlagCond | EnvCond | EnvVarCond | KindCond | ListPatternCond):
+        return None
+    return cond.describe()
 
 
 def _list_pattern(kind: str):
@@ -275,11 +326,12 @@ _CONDITIONS = {
     "any": lambda self, arg, where: Any_(self.c_list(arg, where)),
     "not": lambda self, arg, where: Not(self.condition(arg, where)),
     "exception": _Checker.c_exception,
-    "error": _text_condition("error", "error"),
+    "error": _machine_text("error"),
     "frame": _Checker.c_frame,
-    "log": _text_condition("log", "log"),
+    "log": _machine_text("log"),
     "text": _Checker.c_text,
-    "title": _text_condition("title", "title"),
+    "title": _Checker.c_title,
+    "flags_only": _Checker.c_flags_only,
     "flag": _Checker.c_flag,
     "env": _Checker.c_env,
     "env_var": _Checker.c_env_var,
@@ -318,6 +370,8 @@ def build_rule(data: Any, file: str, expected_id: str) -> Rule:
     confidence = c.number(m.get("confidence", 0.8), "confidence")
     if not 0 <= confidence <= 1:
         raise c.fail("confidence", f"must be between 0 and 1, not {confidence}")
+    if "title_evidence" in m:
+        c.title_evidence = c.boolean(m["title_evidence"], "title_evidence")
     priority = m.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise c.fail("priority", f"must be an integer, not {_tname(priority)}")

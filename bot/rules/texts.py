@@ -20,15 +20,17 @@ MAX_JSON_FLAG = 20_000
 class Texts:
     """Per-report cache: joined texts as UTF-8 bytes, derived values, and memoised pattern searches."""
 
-    def __init__(self, report: Report, prefilter: Any = None) -> None:
+    def __init__(self, report: Report, prefilter: Any = None, wording: Any = None) -> None:
         self.report = report
         self.prefilter = prefilter
+        self.wording = wording          # bot.wording.Wording of the rule set's text patterns, or None
         self._possible: dict[str, Any] = {}
         self._bytes: dict[str, bytes] = {}
         self._searches: dict[tuple[int, str], Any] = {}
         self._flags: dict[str, Any] | None = None
         self._frames: tuple[Frame, ...] | None = None
         self._messages: dict[int, bytes] = {}
+        self._title: str | None = None
 
     def text(self, name: str) -> bytes:
         data = self._bytes.get(name)
@@ -55,6 +57,40 @@ class Texts:
         return slot is None or slot in matched
 
     def _build(self, name: str) -> str:
+        """The text `name`. Without a suffix, the title is evidence too: `error`, `log` and `messages` end with the
+        title's line, and `title`, `description`, `body` and `any` are read with words corrected toward the rules'
+        keywords (bot/wording.py). `NAME:own` is the report's own text only (`error:own`: the body's errors),
+        `NAME:exact` the text as written."""
+        r = self.report
+        base, _, variant = name.partition(":")
+        if base in ("log", "error", "messages"):
+            text = self._machine(base)
+            title = r.title_text or r.title
+            return text + "\n" + title if variant != "own" and title else text
+        if base == "frames":
+            return "\n".join(f"{f.file}\n{f.function or ''}" for f in self.frames)
+        if base == "title":
+            text = r.title
+        elif base == "description":
+            text = r.description or r.body
+        elif base == "body":
+            text = r.body
+        elif base == "any":
+            text = r.title + "\n" + (r.description or r.body)
+        else:
+            raise KeyError(name)
+        if variant == "exact" or self.wording is None:
+            return text
+        # the reporter's words as corrected, after the text as written: a keyword matches either
+        fixed = [self.corrected_title] if base in ("title", "any") and self.corrected_title is not r.title else []
+        if base != "title":
+            prose = r.prose or ""
+            corrected = self.wording.correct(prose)
+            if corrected is not prose:
+                fixed.append(corrected)
+        return "\n".join([text, *fixed]) if fixed else text
+
+    def _machine(self, name: str) -> str:
         r = self.report
         if name == "log":
             return "\n".join(line[:MAX_LINE] for line in r.log_lines)
@@ -62,19 +98,14 @@ class Texts:
             lines = [f"{e.type}: {e.message[:MAX_MESSAGE]}" for e in r.exceptions]
             lines += [line[:MAX_LINE] for line in r.error_lines]
             return "\n".join(lines)
-        if name == "title":
-            return r.title
-        if name == "description":
-            return r.description or r.body
-        if name == "body":
-            return r.body
-        if name == "any":
-            return r.title + "\n" + (r.description or r.body)
-        if name == "messages":
-            return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
-        if name == "frames":
-            return "\n".join(f"{f.file}\n{f.function or ''}" for f in self.frames)
-        raise KeyError(name)
+        return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
+
+    @property
+    def corrected_title(self) -> str:
+        if self._title is None:
+            title = self.report.title
+            self._title = title if self.wording is None else self.wording.correct(title)
+        return self._title
 
     def search(self, pattern: Any, name: str) -> Any:
         """`pattern.search(text(name))`, computed once per report and pattern."""
