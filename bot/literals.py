@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 # ------------------------------------------------------------------ syntax tree
@@ -274,13 +275,14 @@ class Phrase:
     stem: bool = False
 
 
-def phrases(pattern: str) -> set[Phrase]:
+@lru_cache(maxsize=4096)
+def phrases(pattern: str) -> frozenset[Phrase]:
     """The literal phrases of a pattern: each run of literals, small classes (`[-_ ]`), optional parts and small
     alternations, expanded into the strings it accepts (`tool[-_ ]?call\\w*` -> `tool-call`, `tool_call`,
     `tool call`, `toolcall`, each a stem). Runs that expand to too many strings are cut into smaller runs."""
     out: set[Phrase] = set()
     _collect(parse(pattern), out)
-    return out
+    return frozenset(out)
 
 
 def _collect(node: object, out: set[Phrase]) -> None:
@@ -356,18 +358,18 @@ def _collect_seq(seq: Seq, out: set[Phrase]) -> None:
         run.clear()
 
     closed = False   # the run ends in a word boundary: what follows cannot continue its last word
+    size = 1         # how many strings the run expands to
     for item in seq.items:
         part = _finite(item)
         if part is not None:
-            size = 1
-            for p in (*run, part):
-                size *= len(p)
-            if size > MAX_EXPANSION:
+            if size * len(part) > MAX_EXPANSION:
                 flush(False)
+                size = 1
+            size *= len(part)
             run.append(part)
             closed = isinstance(item, Assert) and item.boundary or (closed and isinstance(item, Assert))
             continue
         flush(_open_right(item) and not closed)
-        closed = False
+        closed, size = False, 1
         _collect(item, out)
     flush(False)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from bot.literals import phrases
 
@@ -99,9 +100,13 @@ class Wording:
             if len(key) >= MIN_SWAP:
                 for d in _deletions(key) | {key}:
                     self.near.setdefault(d, set()).add(key)
-        for written in self.words.values():
-            for cut in range(MIN_HEAD, len(written) - MIN_HEAD + 1):   # "multi modal" for `multimodal`
-                self.tails.setdefault(squash(written[:cut]), set()).add(written[cut:])
+        for written in self.words.values():   # "multi modal" for `multimodal`
+            head = ""
+            for cut, c in enumerate(written[:len(written) - MIN_HEAD], 1):
+                if c != head[-1:]:
+                    head += c   # squash(written[:cut]), built letter by letter
+                if cut >= MIN_HEAD:
+                    self.tails.setdefault(head, set()).add(written[cut:])
 
     def _add(self, text: str, stem: bool) -> None:
         if not any(c.isalpha() for c in text):
@@ -222,3 +227,9 @@ class Wording:
             at = end
         out.append(text[at:])
         return "".join(out)
+
+
+@lru_cache(maxsize=64)
+def wording_of(patterns: tuple[str, ...]) -> Wording:
+    """One Wording per set of patterns, shared by the rule sets loaded from the same rules."""
+    return Wording(patterns)

@@ -23,7 +23,7 @@ from bot.rules.render import duplicate_key, render, template_context
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
 from bot.rules.versions import is_unordered_dev_build, parse_version
-from bot.wording import Wording
+from bot.wording import Wording, wording_of
 
 __all__ = ["DEFAULT_RULES_DIR", "Rule", "RuleError", "RuleSet", "load_rules", "load_rule_file"]
 
@@ -49,7 +49,7 @@ class RuleSet:
         self._order.update({r.id: i for i, r in enumerate(ordered)})
         prefilter = Prefilter(s for r in self.rules for s in r.match.sources())
         self._prefilter.append(prefilter)
-        self._wording.append(Wording(p.source for r in self.rules for p in text_patterns(r.match)))
+        self._wording.append(wording_of(tuple(sorted({p.source for r in self.rules for p in text_patterns(r.match)}))))
         always: set[int] = set()
         by_text: dict[str, tuple[dict[int | None, list[int]], list[int]]] = {}
         for i, rule in enumerate(self.rules):
@@ -127,7 +127,7 @@ def text_patterns(cond: Condition) -> list[Any]:
 @lru_cache(maxsize=512)
 def rule_wording(rule: Rule) -> Wording:
     """The keywords of one rule, for evaluating it on its own (a RuleSet uses those of all its rules)."""
-    return Wording(p.source for p in text_patterns(rule.match))
+    return wording_of(tuple(sorted({p.source for p in text_patterns(rule.match)})))
 
 
 def gate(cond: Condition) -> tuple[tuple[Any, str], ...] | None:
