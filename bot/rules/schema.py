@@ -193,6 +193,14 @@ class _Checker:
         exact = self.boolean(m["exact"], f"{where}.exact") if "exact" in m else False
         return TextCond("title", "title:exact" if exact else "title", self.pattern(m["pattern"], f"{where}.pattern"))
 
+    def c_not(self, arg: Any, where: str) -> Condition:
+        item = self.condition(arg, where)
+        if _catch_all_with_title(item):
+            raise self.fail(where, "`not` of a pattern that matches any text also reads the title, so it never holds "
+                                   "for a report with a title: to say 'the body shows no error' add "
+                                   "`title_evidence: false` to the inner condition")
+        return Not(item)
+
     def c_flags_only(self, arg: Any, where: str) -> Condition:
         m = self.mapping(arg, where, {"confidence": True, "match": True})
         confidence = self.number(m["confidence"], f"{where}.confidence")
@@ -304,6 +312,20 @@ def _machine_text(kind: str):
     return build
 
 
+_UNRELATED = (b"x", b"How do I stream tokens from the LLM class?", b"Q")
+
+
+def _catch_all_with_title(cond: Condition) -> bool:
+    """An `error`/`log`/`exception` condition that reads the title and whose pattern matches any text at all."""
+    if isinstance(cond, TextCond) and cond.source in ("error", "log"):
+        pattern = cond.pattern
+    elif isinstance(cond, ExceptionCond) and cond.title and cond.message is not None:
+        pattern = cond.message
+    else:
+        return False
+    return all(pattern.search(text) is not None for text in _UNRELATED)
+
+
 def _not_config(cond: Condition) -> str | None:
     """The first condition in `cond` that reads something other than the configuration, described; None if none."""
     if isinstance(cond, All | Any_):
@@ -324,7 +346,7 @@ def _list_pattern(kind: str):
 _CONDITIONS = {
     "all": lambda self, arg, where: All(self.c_list(arg, where)),
     "any": lambda self, arg, where: Any_(self.c_list(arg, where)),
-    "not": lambda self, arg, where: Not(self.condition(arg, where)),
+    "not": lambda self, arg, where: self.c_not(arg, where),
     "exception": _Checker.c_exception,
     "error": _machine_text("error"),
     "frame": _Checker.c_frame,

@@ -116,3 +116,14 @@ def test_a_flags_only_branch_may_not_read_text(tmp_path):
     with pytest.raises(RuleError):
         ruleset(tmp_path / "b", rule(id="bad", match={"flags_only": {"confidence": 0, "match": {
             "flag": {"name": "pipeline_parallel_size", "gt": 1}}}}))
+
+
+def test_not_of_a_catch_all_that_reads_the_title_is_rejected(tmp_path):
+    with pytest.raises(RuleError) as info:
+        ruleset(tmp_path, rule(id="no-error", match={"all": [{"title": "stream"}, {"not": {"error": r"\S"}}]}))
+    assert "title_evidence: false" in info.value.message
+    ok = rule(id="no-error", match={"all": [{"title": "stream"},
+                                            {"not": {"error": {"pattern": r"\S", "title_evidence": False}}}]},
+              examples={"match": [{"title": "[Usage]: how to stream tokens", "body": "How?"}],
+                        "no_match": [{"title": "[Usage]: how to stream tokens", "body": "ValueError: boom"}]})
+    assert _one(ruleset(tmp_path / "ok", ok), "[Usage]: how to stream tokens", "How?") is not None
