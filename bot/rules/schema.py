@@ -175,7 +175,10 @@ class _Checker:
         return self.title_evidence
 
     def c_machine_text(self, kind: str, arg: Any, where: str) -> Condition:
-        """`error` and `log`: a bare regex, or `{pattern, title_evidence}`."""
+        """`error` (a bare regex, or `{pattern, title_evidence}`) and `log` (a bare regex: a log line is printed by
+        vLLM, a title is written by a person, so `log` never reads the title)."""
+        if kind == "log":
+            return TextCond(kind, "log:own", self.pattern(arg, where))
         if isinstance(arg, str):
             return TextCond(kind, kind if self.title_evidence else f"{kind}:own", self.pattern(arg, where))
         if not isinstance(arg, dict):
@@ -317,7 +320,7 @@ _UNRELATED = (b"x", b"How do I stream tokens from the LLM class?", b"Q")
 
 def _catch_all_with_title(cond: Condition) -> bool:
     """An `error`/`log`/`exception` condition that reads the title and whose pattern matches any text at all."""
-    if isinstance(cond, TextCond) and cond.source in ("error", "log"):
+    if isinstance(cond, TextCond) and cond.source == "error":
         pattern = cond.pattern
     elif isinstance(cond, ExceptionCond) and cond.title and cond.message is not None:
         pattern = cond.message
