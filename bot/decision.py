@@ -57,3 +57,4 @@ class Decision:
     needs_info: tuple[str, ...] = ()
     duplicates: tuple[Candidate, ...] = ()
     comment: str | None = None         # full Markdown of the one bot comment, hidden marker included
+    related: tuple[Candidate, ...] = ()  # just below the link threshold: "possibly related", never in the comment

@@ -20,6 +20,15 @@ class SimilarIssues(Protocol):
                limit: int = 3) -> tuple[Candidate, ...]: ...
 
 
+def similar_issues(similar: SimilarIssues, report: Report, findings: tuple[Finding, ...],
+                   number: int) -> tuple[tuple[Candidate, ...], tuple[Candidate, ...]]:
+    """(linked, possibly related): an index that can tell (`similar`) gives both, any other its links only."""
+    both = getattr(similar, "similar", None)
+    if both is not None:
+        return both(report, findings, exclude=number)
+    return similar.search(report, findings, exclude=number), ()
+
+
 @dataclass(frozen=True)
 class Triage:
     number: int
@@ -38,6 +47,7 @@ class Triage:
             "environment": r.environment.as_dict(),
             "exceptions": [{"type": e.type, "message": e.first_line} for e in r.exceptions],
             "duplicates": [c.as_dict() for c in d.duplicates],
+            "related": [c.as_dict() for c in d.related],
             "comment": d.comment,
         }
 
@@ -63,10 +73,10 @@ def analyse(title: str | None, body: str | None, rules: RuleSet) -> Analysis:
 def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None) -> Triage:
     """Duplicates (which depend on the history) and the comment."""
     report, findings = analysis.report, analysis.findings
-    duplicates = similar.search(report, findings, exclude=number) if similar is not None else ()
+    duplicates, related = similar_issues(similar, report, findings, number) if similar is not None else ((), ())
     comment = render_comment(report, findings, duplicates, report.needs_info, number=number)
     decision = Decision(labels=analysis.labels, findings=findings, needs_info=report.needs_info,
-                        duplicates=duplicates, comment=comment)
+                        duplicates=duplicates, comment=comment, related=related)
     return Triage(number, report, decision)
 
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.app.lifeline import follow_parent
@@ -23,23 +24,44 @@ from bot.dupes import DuplicateIndex
 from bot.report import Report, parse
 from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
 from bot.stores.dupes import open_repo_index
-from bot.triage import SimilarIssues, Triage
+from bot.triage import Triage
 
 log = logging.getLogger("vllm_triage.core")
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class Excluding:
-    """The duplicate index minus the candidates maintainers rejected with /not-duplicate."""
+CONFIRMED = "confirmed by a maintainer"
 
-    def __init__(self, index: SimilarIssues, excluded: set[int]) -> None:
-        self.index, self.excluded = index, excluded
+
+class Excluding:
+    """The duplicate index with the maintainers' feedback: candidates rejected with /not-duplicate (or on the
+    dashboard) are never suggested; those confirmed with /duplicate are linked first, whatever their score."""
+
+    def __init__(self, index: DuplicateIndex, excluded: set[int], confirmed: tuple[int, ...] = ()) -> None:
+        self.index, self.excluded, self.confirmed = index, excluded, tuple(dict.fromkeys(confirmed))
 
     def search(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
                limit: int = 3) -> tuple[Candidate, ...]:
-        found = self.index.search(report, findings, exclude=exclude, limit=limit + len(self.excluded))
-        return tuple(c for c in found if c.number not in self.excluded)[:limit]
+        return self.similar(report, findings, exclude=exclude, limit=limit)[0]
+
+    def similar(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
+                limit: int = 3) -> tuple[tuple[Candidate, ...], tuple[Candidate, ...]]:
+        more = limit + len(self.excluded) + len(self.confirmed)
+        linked, related = self.index.similar(report, findings, exclude=exclude, limit=more)
+        found = {c.number: c for c in (*linked, *related)}
+        first: list[Candidate] = []
+        for number in self.confirmed:
+            if number in self.excluded or number == exclude:
+                continue
+            c = found.get(number)
+            c = replace(c, reason=f"{CONFIRMED}; {c.reason}") if c is not None else self.index.candidate(number,
+                                                                                                    CONFIRMED)
+            if c is not None:
+                first.append(c)
+        skip = self.excluded | {c.number for c in first}
+        linked = (*first, *(c for c in linked if c.number not in skip))
+        return (tuple(linked[:limit]), tuple(c for c in related if c.number not in skip)[:limit])
 
 
 class Core:
@@ -63,15 +85,16 @@ class Core:
         return len(self.rules.rules)
 
     def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
-               suppressed: set[str] = frozenset()) -> Triage:
+               suppressed: set[str] = frozenset(), confirmed: tuple[int, ...] = ()) -> Triage:
         index = self.index(repo)
-        similar = (Excluding(index, rejected) if rejected else index) if duplicates else None
+        similar = (Excluding(index, rejected, confirmed) if rejected or confirmed else index) if duplicates else None
         rules = self.rules
         if suppressed:  # rules a maintainer switched off for this issue
             rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
         result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar)
         index.add(issue.number, result.report, result.decision.findings, state=issue.state,
-                  created_at=issue.created_at, url=issue.url)
+                  created_at=issue.created_at, url=issue.url,
+                  duplicate_of=confirmed[-1] if confirmed else None)   # a confirmed link survives an edit
         return result
 
     def index_closed(self, repo: str, issue: Any) -> None:
@@ -150,8 +173,8 @@ class CoreRunner:
         return await self._run(Core.rule_count)
 
     async def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
-                     suppressed: set[str] = frozenset()) -> Triage:
-        return await self._run(Core.triage, repo, issue, rejected, duplicates, suppressed)
+                     suppressed: set[str] = frozenset(), confirmed: tuple[int, ...] = ()) -> Triage:
+        return await self._run(Core.triage, repo, issue, rejected, duplicates, suppressed, confirmed)
 
     async def index_closed(self, repo: str, issue: Any) -> None:
         await self._run(Core.index_closed, repo, issue)

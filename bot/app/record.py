@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.decision import Candidate
 from bot.dupes.signature import signatures
 from bot.triage import Triage
 
@@ -40,11 +41,14 @@ def triage_detail(result: Triage) -> dict[str, Any]:
              "evidence": [{"condition": _cut(e.condition), "matched": _cut(e.matched), "where": e.where}
                           for e in f.evidence[:MAX_EVIDENCE]]}
             for f in d.findings],
-        "candidates": [
-            {"number": c.number, "score": round(c.score, 3), "reason": _cut(c.reason), "title": _cut(c.title),
-             "state": c.state, "url": c.url, "via": c.via}
-            for c in d.duplicates],
+        "candidates": [_candidate(c) for c in d.duplicates],
+        "related": [_candidate(c) for c in d.related],
     }
+
+
+def _candidate(c: Candidate) -> dict[str, Any]:
+    return {"number": c.number, "score": round(c.score, 3), "reason": _cut(c.reason), "title": _cut(c.title),
+            "state": c.state, "url": c.url, "via": c.via}
 
 
 def issue_meta(title: str, created_at: str, url: str | None, labels: tuple[str, ...] | list[str]) -> dict[str, Any]:

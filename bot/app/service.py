@@ -133,7 +133,9 @@ class Service:
         rejected = {f["target"] for f in feedback if f["kind"] == "not-duplicate" and f["target"] is not None}
         # a rule a maintainer suppressed for this issue on the dashboard (feedback kind "suppress-rule:<id>")
         suppressed = {f["kind"].split(":", 1)[1] for f in feedback if f["kind"].startswith("suppress-rule:")}
-        result = await self.core.triage(repo, issue, rejected, config.enabled("duplicates"), suppressed)
+        # earlier reports a maintainer confirmed with /duplicate #N (or on the dashboard), oldest first
+        confirmed = tuple(f["target"] for f in feedback if f["kind"] == "duplicate" and f["target"] is not None)
+        result = await self.core.triage(repo, issue, rejected, config.enabled("duplicates"), suppressed, confirmed)
         labels, comment = adjust(result, config)
         existing = await bot_comments(gh, repo, number, await self.bot_login()) if gh is not None else []
         if existing:

@@ -63,6 +63,7 @@ class IssueRow:
     signature: tuple[str, str] | None  # (key, display)
     state: str = "open"
     record: DecisionRecord | None = field(default=None, compare=False, repr=False)
+    related: tuple[dict[str, Any], ...] = ()   # "possibly related": just below the link threshold
 
     @property
     def key(self) -> tuple[str, int]:
@@ -109,6 +110,7 @@ def issue_row(rec: DecisionRecord, rules: RuleSet | None = None, state: IssueSta
         error=f"{error.get('type')}: {error.get('message')}" if error else None,
         signature=(str(sig.get("key")), str(sig.get("text"))) if sig else None,
         state=state.state if state is not None else "open", record=rec,
+        related=tuple(c for c in decision.get("related") or () if isinstance(c, dict)),
     )
 
 

@@ -3,7 +3,7 @@
     GET  /dashboard/                      overview: triaged per day, labels over time, top causes, rule precision
     GET  /dashboard/queue                 issues that need a human (filters: repo, label, reason, age; sort)
     GET  /dashboard/issues/{owner}/{repo}/{number}
-    POST /dashboard/issues/{owner}/{repo}/{number}/{retriage|not-duplicate|suppress-rule}   (login + CSRF)
+    POST /dashboard/issues/{owner}/{repo}/{number}/{retriage|duplicate|not-duplicate|suppress-rule}   (login + CSRF)
     GET  /dashboard/rules, /dashboard/rules/{id}        the error catalog
     GET  /api/rules, /api/rules/{id}                     the same as JSON
     GET|POST /dashboard/login, POST /dashboard/logout
@@ -50,6 +50,7 @@ CLOCK_SKEW = 120.0   # seconds: replicas' clocks may differ when they write deci
 DONE_MESSAGES = {
     "retriage": "Triage ran again; the newest decision is shown below.",
     "not-duplicate": "Recorded: not a duplicate. The link will not be suggested again and the triage ran again.",
+    "duplicate": "Recorded: the same issue. It is linked as a duplicate from now on and the triage ran again.",
     "suppress-rule": "Recorded: the rule is suppressed for this issue and the triage ran again.",
 }
 
@@ -363,13 +364,19 @@ async def act(request: web.Request) -> web.Response:
     if not await store.decisions(repo, number, 1):
         raise web.HTTPNotFound(text=f"no decision recorded for {repo}#{number}")
     delivery = f"dashboard:{uuid.uuid4().hex}"
-    if action == "not-duplicate":
+    if action in ("not-duplicate", "duplicate"):
         try:
             target = int(form.get("target", ""))
         except ValueError:
             raise web.HTTPBadRequest(text="target must be an issue number") from None
-        await store.add_feedback(repo, number, "not-duplicate", target, f"dashboard:{user}", delivery)
-        await _retriage(request, repo, number, user, f"#{target} is not a duplicate")
+        if target == number or not 0 < target < 10**9:
+            raise web.HTTPBadRequest(text="target must be another issue")
+        # the same feedback as the /duplicate #N and /not-duplicate #N commands of the App
+        await store.add_feedback(repo, number, action, target, f"dashboard:{user}", delivery)
+        if action == "duplicate":
+            await _service(request).mark_duplicate(repo, number, target)
+        why = f"#{target} is {'the same issue' if action == 'duplicate' else 'not a duplicate'}"
+        await _retriage(request, repo, number, user, why)
     elif action == "suppress-rule":
         rule = form.get("rule", "")
         if (await request.app[DASHBOARD].rules()).get(rule) is None:
@@ -406,7 +413,7 @@ def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSetti
     r.add_get("/dashboard/queue", queue)
     r.add_get(r"/dashboard/issues/{owner:[\w.-]+}/{name:[\w.-]+}/{number:\d{1,9}}", issue_page)
     r.add_post(r"/dashboard/issues/{owner:[\w.-]+}/{name:[\w.-]+}/{number:\d{1,9}}/"
-               r"{action:retriage|not-duplicate|suppress-rule}", act)
+               r"{action:retriage|duplicate|not-duplicate|suppress-rule}", act)
     r.add_get("/dashboard/rules", catalog_index)
     r.add_get(r"/dashboard/rules/{rule:[a-z0-9-]{1,100}}", catalog_rule)
     r.add_get("/api/rules", api_rules)

@@ -59,6 +59,11 @@ class ChronologicalIndex:
         before = self._order.get(exclude) if exclude is not None else None
         return self.index.search(report, findings, exclude=exclude, limit=limit, before=before)
 
+    def similar(self, report: Report, findings: tuple[Finding, ...], *, exclude: int | None = None,
+                limit: int = 3) -> tuple[tuple[Candidate, ...], tuple[Candidate, ...]]:
+        before = self._order.get(exclude) if exclude is not None else None
+        return self.index.similar(report, findings, exclude=exclude, limit=limit, before=before)
+
     def add(self, number: int, report: Report, findings: tuple[Finding, ...], **kwargs: Any) -> None:
         kwargs.setdefault("duplicate_of", self._targets.get(number))
         self.index.add(number, report, findings, **kwargs)

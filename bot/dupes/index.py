@@ -106,6 +106,13 @@ class DuplicateIndex:
         scored = self.search_doc(self._doc(report, findings), exclude=exclude, limit=limit, before=before)
         return tuple(s.candidate for s in scored if s.linked)
 
+    def candidate(self, number: int, reason: str) -> Candidate | None:
+        """Issue `number` as a candidate with the given reason (a link a maintainer confirmed), if indexed."""
+        issue = self.store.get_many([number]).get(number)
+        if issue is None:
+            return None
+        return Candidate(number=number, score=1.0, reason=reason, title=issue.title, state=issue.state, url=issue.url)
+
     def similar(self, report: Report, findings: tuple[Finding, ...] = (), *, exclude: int | None = None,
                 limit: int = 3, before: tuple[str, int] | None = None) -> tuple[tuple[Candidate, ...],
                                                                                  tuple[Candidate, ...]]:

@@ -138,6 +138,22 @@ async def test_commands(bot, fake):
         ("not-duplicate", 12), ("duplicate", 9)]
 
 
+async def test_duplicate_command_links_the_confirmed_issue(bot, fake):
+    """/duplicate #N re-triages: #N is linked first (its reason says a maintainer confirmed it) and stays linked."""
+    for number, title in ((30, "[Usage]: how to set the chat template for a base model"),
+                          (31, "[Usage]: which max_num_seqs gives the best throughput on one GPU")):
+        issue = fake.add_issue(REPO, number, title, ENV)
+        await bot.send("issues", issue_payload(REPO, number, issue.title, issue.body))
+        await bot.drain()
+    decision = (await bot.app[STORE].decisions(REPO, 31, 1))[0].plan["decision"]
+    assert 30 not in decision["duplicates"]
+    await bot.send("issue_comment", comment_payload(REPO, 31, "/duplicate #30"))
+    await bot.drain()
+    decision = (await bot.app[STORE].decisions(REPO, 31, 1))[0].plan["decision"]
+    assert decision["duplicates"][0] == 30
+    assert decision["candidates"][0]["reason"].startswith("confirmed by a maintainer")
+
+
 async def test_crash_after_comment_created_leaves_exactly_one_comment(bot, fake):
     fake.set_faults(rate=0.0)
     fake.fail("POST", r"/issues/6/comments$", 502)  # before the effect

@@ -90,6 +90,35 @@ def test_actions_are_refused_when_logged_out(server, browser):
     context.close()
 
 
+def test_possibly_related_confirm_and_reject_in_one_click(server, browser):
+    context, page, watch = new_page(browser)
+    login(page, server)
+    page.goto(f"{server}{ISSUE}/122")
+    panel = page.locator("table#related")
+    assert panel.is_visible() and "#121" in panel.inner_text()
+    assert not any("#121" in t for t in page.locator("table.candidates:not(.related)").all_inner_texts())
+    shot(page, "issue-122-possibly-related")
+    page.locator("button.confirm-duplicate[data-target='121']").click()
+    page.wait_for_url(f"{server}{ISSUE}/122?done=duplicate")
+    assert "Recorded: the same issue" in page.locator("p.ok").inner_text()
+    linked = page.locator("table.candidates:not(.related)")
+    assert "#121" in linked.inner_text() and "confirmed by a maintainer" in linked.inner_text()
+    assert page.locator("button.confirm-duplicate[data-target='121']").count() == 0
+    assert "duplicate #121" in page.locator("#feedback").inner_text()
+    shot(page, "issue-122-confirmed")
+
+    page.goto(f"{server}{ISSUE}/123")
+    assert page.locator("table#related tr[data-number='122']").count() == 1
+    page.locator("button.reject-related[data-target='122']").click()
+    page.wait_for_url(f"{server}{ISSUE}/123?done=not-duplicate")
+    assert page.locator("table#related tr[data-number='122']").count() == 0
+    assert "not-duplicate #122" in page.locator("#feedback").inner_text()
+    assert "#122" in page.locator("#rejected").inner_text()
+    shot(page, "issue-123-rejected")
+    assert watch.errors == [] and watch.dialogs == []
+    context.close()
+
+
 def test_hostile_issue_renders_inert(server, browser):
     context, page, watch = new_page(browser)
     page.goto(f"{server}{ISSUE}/{XSS_NUMBER}")

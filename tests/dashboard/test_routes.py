@@ -203,3 +203,37 @@ async def test_failed_logins_are_throttled(private):
     first = statuses.index(429)                      # an earlier test spent one attempt
     assert 9 <= first <= 10 and set(statuses[:first]) == {401} and set(statuses[first:]) == {429}
     assert await login(private) == 429               # even the right token, until the window passes
+
+
+async def test_possibly_related_confirmed_and_rejected(public):
+    """The panel lists the candidates just below the threshold; "Same issue" records /duplicate feedback, marks the
+    index and re-triages (the confirmed issue is then linked), "Not related" records /not-duplicate."""
+    page = await (await public.get(f"{ISSUE}/122")).text()
+    assert 'id="related"' in page and "#121" in page and "confirm-duplicate" not in page   # logged out: no buttons
+    decisions = await (await public.get("/api/decisions?number=122")).json()
+    decision = decisions[0]["plan"]["decision"]
+    assert decision["duplicates"] == [] and [c["number"] for c in decision["related"]] == [121]
+    assert await login(public) == 303
+    page = await (await public.get(f"{ISSUE}/122")).text()
+    assert 'class="confirm-duplicate" data-target="121"' in page
+    for bad in ("x", "122", "0"):
+        resp = await public.post(f"{ISSUE}/122/duplicate", data={"csrf": csrf_of(page), "target": bad},
+                                 allow_redirects=False)
+        assert resp.status == 400, bad
+    resp = await public.post(f"{ISSUE}/122/duplicate", data={"csrf": csrf_of(page), "target": "121"},
+                             allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].endswith("/122?done=duplicate")
+    page = await (await public.get(resp.headers["Location"])).text()
+    assert "Recorded: the same issue" in page and "duplicate #121" in page
+    decision = (await (await public.get("/api/decisions?number=122")).json())[0]["plan"]["decision"]
+    assert decision["duplicates"] == [121] and 121 not in [c["number"] for c in decision["related"]]
+    assert decision["candidates"][0]["reason"].startswith("confirmed by a maintainer")
+
+    page = await (await public.get(f"{ISSUE}/123")).text()
+    assert 'class="secondary reject-related" data-target="122"' in page
+    resp = await public.post(f"{ISSUE}/123/not-duplicate", data={"csrf": csrf_of(page), "target": "122"},
+                             allow_redirects=False)
+    assert resp.status == 303
+    decision = (await (await public.get("/api/decisions?number=123")).json())[0]["plan"]["decision"]
+    assert 122 not in [c["number"] for c in decision["related"]] + decision["duplicates"]
+    await logout(public)

@@ -5,7 +5,7 @@ only from users whose association with the repository is OWNER, MEMBER or COLLAB
 
     /triage              run the triage again (and post the comment again if it was deleted)
     /not-duplicate #N    #N is not a duplicate of this issue: never suggest it here again (re-triages)
-    /duplicate #N        confirm #N as the earlier report of the same failure (recorded as feedback)
+    /duplicate #N        confirm #N as the earlier report of the same failure: linked first from now on (re-triages)
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ async def command(event: sansio.Event, service: Any) -> None:
             await service.store.add_feedback(repo, number, name, target, user.get("login"), event.delivery_id)
             if name == "duplicate" and target is not None:
                 await service.mark_duplicate(repo, number, target)
-            rerun = rerun or name == "not-duplicate"
+            rerun = rerun or name in ("not-duplicate", "duplicate")
     if rerun:
         await service.triage_issue(repo=repo, number=number, installation_id=installation, payload_issue=issue,
                                    delivery_id=event.delivery_id, reason="command", force=force)
