@@ -58,6 +58,17 @@ class CatalogEntry:
     related: tuple[tuple[str, str], ...]  # (rule id, title)
     references: tuple[Reference, ...] = field(default=())
 
+    @property
+    def search_text(self) -> str:
+        """What the catalog's search box looks in (lower case): id, title, error message, labels, raised_in."""
+        return " ".join((self.id, self.title, self.message or "", " ".join(self.labels), self.raised_in or "")).lower()
+
+    def matches(self, query: str = "", label: str | None = None) -> bool:
+        """Every word of the query is in the search text, and the entry has the label (the page's script filters
+        the same way as you type)."""
+        text = self.search_text
+        return all(w in text for w in query.lower().split()) and (not label or label in self.labels)
+
     def as_json(self, matched: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         out = {
             "id": self.id, "title": self.title, "labels": list(self.labels), "confidence": self.confidence,

@@ -22,6 +22,14 @@ SUPPRESS_RULE = "suppress-rule:"
 NO_RULE = "(duplicate search)"
 QUEUE_REASONS = ("no diagnosis", "needs info", "low confidence", "failed to apply", "parked delivery",
                  "config error")
+# The queue's order: what a maintainer can act on first. An issue takes the first tier any of its reasons puts it in.
+PRIORITIES = (
+    ("the bot could not act", "a failed or parked delivery, or a config error: the issue got nothing"),
+    ("a diagnosis to confirm", "only low-confidence findings: a quick check settles it"),
+    ("an error nobody diagnosed", "a bug with an error (or a complete report) and no rule matched"),
+    ("no diagnosis, details missing", "no rule matched and the bot asked the reporter for details"),
+    ("waiting on the reporter", "diagnosed or not a bug, but the bot asked for details"),
+)
 # kinds for which a missing diagnosis means a human should look (feature requests and RFCs have nothing to diagnose)
 DIAGNOSABLE_KINDS = ("bug", "installation", "performance")
 
@@ -295,6 +303,26 @@ class QueueItem:
     reasons: tuple[str, ...]
     detail: str = ""
 
+    @property
+    def priority(self) -> int:
+        return queue_priority(self.reasons)
+
+    @property
+    def priority_name(self) -> str:
+        return PRIORITIES[self.priority][0]
+
+
+def queue_priority(reasons: tuple[str, ...] | list[str]) -> int:
+    """The index in PRIORITIES of a queued issue with these reasons."""
+    r = set(reasons)
+    if r & {"failed to apply", "parked delivery", "config error"}:
+        return 0
+    if "low confidence" in r:
+        return 1
+    if "no diagnosis" in r:
+        return 3 if "needs info" in r else 2
+    return 4
+
 
 def queue_reasons(row: IssueRow, low_confidence: float, parked: set[tuple[str, int]]) -> list[str]:
     reasons = []
@@ -317,9 +345,9 @@ class QueueFilter:
     label: str | None = None
     reason: str | None = None
     max_age_days: float | None = None
-    sort: str = "newest"              # newest | oldest | repo | reasons
+    sort: str = "priority"            # priority | newest | oldest | repo
 
-    SORTS = ("newest", "oldest", "repo", "reasons")
+    SORTS = ("priority", "newest", "oldest", "repo")
 
 
 def build_queue(rows: list[IssueRow], parked: list[Delivery], config_errors: dict[str, list[str]],
@@ -348,8 +376,8 @@ def build_queue(rows: list[IssueRow], parked: list[Delivery], config_errors: dic
         items.sort(key=lambda i: (i.row.opened, i.row.number))
     elif flt.sort == "repo":
         items.sort(key=lambda i: (i.row.repo, -i.row.number))
-    elif flt.sort == "reasons":
-        items.sort(key=lambda i: (-len(i.reasons), -i.row.opened))
-    else:
+    elif flt.sort == "newest":
         items.sort(key=lambda i: (-i.row.opened, -i.row.number))
+    else:
+        items.sort(key=lambda i: (i.priority, -i.row.opened, -i.row.number))
     return items

@@ -198,7 +198,7 @@ async def queue(request: web.Request) -> web.Response:
     _require_read(request)
     store, dash = _store(request), request.app[DASHBOARD]
     q = request.query
-    sort = q.get("sort") if q.get("sort") in data.QueueFilter.SORTS else "newest"
+    sort = q.get("sort") if q.get("sort") in data.QueueFilter.SORTS else "priority"
     reason = q.get("reason") if q.get("reason") in data.QUEUE_REASONS else None
     flt = data.QueueFilter(repo=q.get("repo") or None, label=q.get("label") or None, reason=reason,
                            max_age_days=_number(q.get("age")), sort=sort)
@@ -210,7 +210,8 @@ async def queue(request: web.Request) -> web.Response:
     return _page(
         request, "queue.html.j2", title="Queue", items=items[:500], total=len(items), flt=flt,
         repos=sorted({r.repo for r in open_rows}), labels=sorted({lb for r in open_rows for lb in r.labels}),
-        reasons=data.QUEUE_REASONS, sorts=data.QueueFilter.SORTS, parked=parked[:100], config_errors=config_errors)
+        reasons=data.QUEUE_REASONS, sorts=data.QueueFilter.SORTS, priorities=data.PRIORITIES, parked=parked[:100],
+        config_errors=config_errors)
 
 
 def _issue_key(request: web.Request) -> tuple[str, int]:
@@ -237,7 +238,12 @@ async def catalog_index(request: web.Request) -> web.Response:
     rows, _ = await _rows(request)
     hits = _hit_counts(rows)
     entries = [catalog.entry(rid) for rid in catalog.ids()]
-    return _page(request, "catalog.html.j2", title="Error catalog", entries=entries, hits=hits)
+    query = request.query.get("q", "")[:200]
+    labels = sorted({lb for e in entries for lb in e.labels})
+    label = request.query.get("label") if request.query.get("label") in labels else None
+    shown = [e for e in entries if e.matches(query, label)]
+    return _page(request, "catalog.html.j2", title="Error catalog", entries=shown, total=len(entries), hits=hits,
+                 query=query, label=label, labels=labels)
 
 
 def _hit_counts(rows: list[data.IssueRow]) -> dict[str, int]:

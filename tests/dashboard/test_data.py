@@ -113,14 +113,32 @@ def test_queue_reasons_filters_and_sorting():
         return [(i.row.number, i.reasons) for i in data.build_queue(rows, parked, config, 0.7,
                                                                       data.QueueFilter(**kw), NOW)]
 
-    assert q() == [(1, ("no diagnosis",)), (2, ("needs info",)), (3, ("low confidence",)),
-                   (4, ("failed to apply",)), (5, ("parked delivery",)), (8, ("no diagnosis", "config error"))]
+    assert q(sort="newest") == [(1, ("no diagnosis",)), (2, ("needs info",)), (3, ("low confidence",)),
+                                (4, ("failed to apply",)), (5, ("parked delivery",)),
+                                (8, ("no diagnosis", "config error"))]
     assert [n for n, _ in q(sort="oldest")] == [8, 5, 4, 3, 2, 1]
-    assert [n for n, _ in q(sort="reasons")][0] == 8
+    assert [n for n, _ in q(sort="repo")][0] == 8
     assert [n for n, _ in q(repo="o/broken")] == [8]
     assert [n for n, _ in q(label="memory")] == [3]
     assert [n for n, _ in q(reason="needs info")] == [2]
     assert [n for n, _ in q(max_age_days=2.5)] == [1, 2]
+
+
+def test_queue_puts_what_a_maintainer_can_act_on_first():
+    rows = data.issue_rows([
+        record(1, days_ago=1, findings=[("r", 0.9, ())], needs_info=["environment"]),   # waiting on the reporter
+        record(2, days_ago=2, error=("E", "x"), needs_info=["environment"]),             # no diagnosis, details missing
+        record(3, days_ago=3, needs_info=["version"]),                                   # the same
+        record(4, days_ago=4, error=("ValueError", "x")),                                # an error nobody diagnosed
+        record(5, days_ago=5, findings=[("weak", 0.4, ())], needs_info=["environment"]), # a diagnosis to confirm
+        record(6, days_ago=9, findings=[("r", 0.9, ())], reason="issues.opened (failed: HTTP 502)"),
+        record(7, days_ago=0.5, findings=[("r", 0.9, ())], needs_info=["command"]),      # newest, still waiting
+    ], None)
+    items = data.build_queue(rows, [], {}, 0.7, data.QueueFilter(), NOW)
+    assert [i.row.number for i in items] == [6, 5, 4, 2, 3, 7, 1]
+    assert [i.priority for i in items] == [0, 1, 2, 3, 3, 4, 4]
+    assert items[0].priority_name == data.PRIORITIES[0][0] == "the bot could not act"
+    assert data.QueueFilter().sort == "priority"
 
 
 def test_charts_and_anchor():
