@@ -260,7 +260,11 @@ def rule_stats(rows: list[IssueRow], states: Iterable[IssueState], feedback: Ite
             key = (fb["repo"], fb["number"], rid)
             if key not in suppressed_seen:
                 suppressed_seen.add(key)
-                stat(rid).suppressed += 1
+                s = stat(rid)
+                s.suppressed += 1
+                row = by_key.get((fb["repo"], fb["number"]))
+                if row is None or all(f.rule != rid for f in row.findings):
+                    s.hits += 1     # it fired there before a maintainer suppressed it (the newer triage lacks it)
         elif kind == "not-duplicate" and fb.get("target") is not None:
             reason = (rejected_reasons or {}).get((fb["repo"], fb["number"], int(fb["target"])), "")
             stat(same_diagnosis(reason) or NO_RULE).not_duplicate += 1

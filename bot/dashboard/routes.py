@@ -27,6 +27,7 @@ from bot.app.service import Service
 from bot.app.settings import Settings
 from bot.dashboard import data
 from bot.dashboard.auth import (
+    SESSION,
     LoginThrottle,
     Session,
     check_csrf,
@@ -121,6 +122,40 @@ def _page(request: web.Request, template: str, status: int = 200, **context: Any
         inline=False, user=session.user, csrf=csrf_token(dash.settings, session), public=dash.settings.public,
         path=request.path, mode=dash.app_settings.mode, now=time.time(), **context)
     return web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
+
+
+ERROR_HEADINGS = {400: "Bad request", 401: "Log in first", 403: "Refused", 404: "Not found",
+                  405: "Method not allowed", 409: "Nothing to do", 429: "Too many requests", 502: "The triage failed"}
+_KEEP_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
+
+
+def _error_message(e: web.HTTPException) -> str:
+    text = (e.text or "").strip()
+    return "" if not text or text.startswith(f"{e.status}:") else text
+
+
+def error_pages(prefix: str = "/dashboard"):
+    """A dashboard page that fails with 4xx (no such issue or rule, a bad filter, a refused action) answers with
+    an HTML page in the dashboard's layout, navigation included, with the same status; the JSON API and static
+    files keep their plain answers."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler):
+        try:
+            return await handler(request)
+        except web.HTTPException as e:
+            if e.status < 400 or not request.path.startswith(prefix) or request.path.startswith(
+                    f"{prefix}/static/") or request.get(SESSION) is None:
+                raise
+            response = _page(request, "error.html.j2", status=e.status,
+                             title=ERROR_HEADINGS.get(e.status, e.reason), status_code=e.status,
+                             message=_error_message(e))
+            for name in _KEEP_HEADERS:
+                if name in e.headers:
+                    response.headers[name] = e.headers[name]
+            return response
+
+    return middleware
 
 
 def _api_token_ok(request: web.Request) -> bool:
@@ -411,6 +446,7 @@ def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSetti
     dash_settings = dashboard or dashboard_settings()
     app[DASHBOARD] = Dashboard(dash_settings, settings)
     app.middlewares.append(session_middleware(dash_settings, PREFIXES))
+    app.middlewares.append(error_pages())   # inside the session middleware: the page needs the session
     r = app.router
     r.add_get("/", root)
     r.add_get("/dashboard", root)

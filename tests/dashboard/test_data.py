@@ -87,6 +87,15 @@ def test_rule_stats_count_disagreement():
     assert data.same_diagnosis("similar wording (80%)") is None
 
 
+def test_a_suppressed_rule_keeps_its_hit():
+    # the dashboard re-triages an issue without the rule it suppressed: the newest decision no longer names it
+    rows = data.issue_rows([record(1, findings=[]), record(2, findings=[("pp", 0.9, ())])], None)
+    feedback = [{"repo": "o/r", "number": 1, "kind": "suppress-rule:oom", "target": None}]
+    stats = {s.rule: s for s in data.rule_stats(rows, [], feedback, None)}
+    assert (stats["oom"].hits, stats["oom"].suppressed, stats["oom"].precision) == (1, 1, 0.0)
+    assert stats["pp"].precision == 1.0
+
+
 def test_duplicate_stats_include_rejected_links():
     rows = data.issue_rows([record(2, candidates=[{"number": 1, "score": 0.9, "reason": ""}])], None)
     fb = [{"repo": "o/r", "number": 3, "kind": "not-duplicate", "target": 1},
