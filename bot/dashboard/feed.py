@@ -33,7 +33,7 @@ def issue_payload(issue: IssueRecord, repo: str, action: str) -> dict[str, Any]:
         "issue": {
             "number": issue.number, "title": issue.title, "body": issue.body, "state": state,
             "labels": [{"name": name} for name in issue.labels], "created_at": issue.created_at or None,
-            "html_url": issue.url or f"https://github.com/{repo}/issues/{issue.number}",
+            "html_url": issue.url,   # none for made-up issues: never a link to someone else's issue
             "user": {"login": issue.author or "reporter", "type": "User"},
         },
         "repository": {"full_name": repo, "name": repo.split("/", 1)[-1], "owner": {"login": owner}},

@@ -32,6 +32,11 @@
           y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } }) });
     }
     if (data.label_counts) {
+      // a horizontal bar per label, each tall enough to carry its name (Chart.js skips names that do not fit)
+      var box = document.getElementById("chart-label-counts");
+      if (box && box.parentNode.classList.contains("grows")) {
+        box.parentNode.style.height = Math.max(160, 22 * data.label_counts.length + 40) + "px";
+      }
       draw("chart-label-counts", { type: "bar", data: { labels: data.label_counts.map(function (x) { return x[0]; }),
         datasets: [{ label: "issues", data: data.label_counts.map(function (x) { return x[1]; }),
           backgroundColor: palette[0] }] },
