@@ -43,7 +43,7 @@ def _pct(values: list[float], p: float) -> float:
 def _server(env_extra: dict[str, str], tmp: str) -> tuple[subprocess.Popen, str]:
     port = wb.free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port), "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3",
-           "VLLM_TRIAGE_DATA_DIR": tmp, **env_extra}
+           "VLLM_TRIAGE_DATA_DIR": tmp, "VLLM_TRIAGE_SOURCES_BUILD": "0", **env_extra}
     for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "VLLM_TRIAGE_MODE"):
         if name not in env_extra:
             env.pop(name, None)

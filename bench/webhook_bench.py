@@ -193,7 +193,7 @@ def main() -> int:
         port = free_port()
         env = {**os.environ, "GITHUB_WEBHOOK_SECRET": SECRET, "HOST": "127.0.0.1", "PORT": str(port),
                "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "VLLM_TRIAGE_DATA_DIR": tmp,
-               "VLLM_TRIAGE_INTAKE_PROCESSES": str(args.processes)}
+               "VLLM_TRIAGE_SOURCES_BUILD": "0", "VLLM_TRIAGE_INTAKE_PROCESSES": str(args.processes)}
         for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "VLLM_TRIAGE_MODE"):
             env.pop(name, None)
         proc = subprocess.Popen([sys.executable, "-m", "bot", "serve"], env=env, cwd=ROOT,

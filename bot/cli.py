@@ -20,12 +20,55 @@ def _rules(args: argparse.Namespace):
         sys.exit(f"vllm-triage: {e}")
 
 
+def _sources(args: argparse.Namespace, command: str):
+    """The raise-site index `--sources` names: an SQLite file, `auto` (the data dir's or DATABASE_URL's, when
+    built) or `none`. Says on stderr which one is used."""
+    choice = getattr(args, "sources", "auto") or "auto"
+    if choice == "none":
+        return None
+    from bot.stores.sources import load_from, load_index
+
+    if choice == "auto":
+        from bot.app.settings import SettingsError, from_env
+
+        try:
+            settings = from_env()
+        except SettingsError as e:
+            raise SystemExit(_usage_error(command, str(e))) from None
+        try:
+            index = load_index(settings.database_url, settings.data_dir)
+        except Exception as e:  # a broken or unreachable index must not stop the command: it works without one
+            print(f"vllm-triage {command}: source index not loaded ({type(e).__name__}: {e})", file=sys.stderr)
+            return None
+        where = "the data directory's source index"
+    else:
+        from bot.stores.sources.sqlite import SqliteSourceStore
+
+        if not Path(choice).is_file():
+            raise SystemExit(_usage_error(command, f"--sources {choice}: no such file (build one with "
+                                                   "`vllm-triage sources build --db FILE`)"))
+        store = SqliteSourceStore(choice)
+        try:
+            index = load_from(store)
+        finally:
+            store.close()
+        where = choice
+    if index is None:
+        print(f"vllm-triage {command}: no source index (`vllm-triage sources build`); raise sites are not located",
+              file=sys.stderr)
+    else:
+        print(f"vllm-triage {command}: source index: {len(index.releases)} releases, {len(index)} sites ({where})",
+              file=sys.stderr)
+    return index
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from bot.dupes.history import ChronologicalIndex
     from bot.replay import ReplaySummary, load_sorted, print_readable, progress_bar, replay, write_jsonl
     from bot.stores.dupes import open_index_file
 
     rules = _rules(args)
+    sources = _sources(args, "replay")
     summary = ReplaySummary()
     issues = load_sorted(args.export, summary.problems)
     for problem in summary.problems:
@@ -42,9 +85,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
-                replay(issues, rules, index, tee(write_jsonl(out)), summary, progress, jobs=args.jobs)
+                replay(issues, rules, index, tee(write_jsonl(out)), summary, progress, jobs=args.jobs,
+                       sources=sources)
         else:
-            replay(issues, rules, index, tee(print_readable(sys.stdout)), summary, progress, jobs=args.jobs)
+            replay(issues, rules, index, tee(print_readable(sys.stdout)), summary, progress, jobs=args.jobs,
+                   sources=sources)
     finally:
         if index is not None:
             index.close()
@@ -73,17 +118,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     rules = _rules(args)
     title, body = _read_issue(args.file, args.title)
-    print(explain(title, body, rules))
+    sources = _sources(args, "explain")
+    print(explain(title, body, rules, sources, args.created_at))
     if args.db:
         from bot.dupes.history import describe_candidates
-        from bot.report import parse
         from bot.stores.dupes import open_index_file
+        from bot.triage import analyse
 
         if not Path(args.db).exists():
             sys.exit(f"vllm-triage explain: {args.db}: no such index (build it with `vllm-triage index`)")
         index = open_index_file(args.db)
-        report = parse(title, body)
-        print(describe_candidates(index, report, rules.evaluate(report), exclude=args.number))
+        analysis = analyse(title, body, rules, sources, args.created_at)
+        print(describe_candidates(index, analysis.report, analysis.findings, exclude=args.number))
         index.close()
     return 0
 
@@ -341,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--db", help="duplicate index file to reuse and update (default: a fresh one in memory)")
     r.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse and diagnose in N worker processes (duplicates stay in order; same output)")
+    r.add_argument("--sources", default="auto", metavar="DB|auto|none",
+                   help="the raise-site index: an SQLite file, `auto` (the data directory's, when built; the "
+                        "default) or `none`")
     r.set_defaults(func=cmd_replay)
 
     e = sub.add_parser("explain", help="show the parsed report and the findings for one issue body")
@@ -348,6 +397,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--title", help="the issue title")
     e.add_argument("--db", help="a duplicate index (see `index`): also show similar earlier issues and why")
     e.add_argument("--number", type=int, help="with --db: the issue's own number, left out of the candidates")
+    e.add_argument("--sources", default="auto", metavar="DB|auto|none",
+                   help="the raise-site index (as for replay; default: auto)")
+    e.add_argument("--created-at", metavar="ISO8601",
+                   help="when the issue was filed: the release it is about when it names no version")
     e.set_defaults(func=cmd_explain)
 
     sv = sub.add_parser("serve", help="run the GitHub App: webhook server and worker (dry-run without credentials)")
@@ -416,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
     args.rules_dir_given = any(a == "--rules" or a.startswith("--rules=") for a in (argv or sys.argv[1:]))
     try:
         return args.func(args)
+    except SystemExit as e:  # a usage mistake found deep in a command (see _usage_error): its status
+        if isinstance(e.code, int):
+            return e.code
+        raise
     except MissingDriver as e:  # DATABASE_URL is postgresql:// and the postgres extra is not installed
         sys.exit(f"vllm-triage: {e}")
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from bot.decision import Finding
-from bot.report import parse
+from bot.report.model import RaiseSite, Report
 from bot.rules import RuleSet
+from bot.sources.index import SourceIndex
+from bot.triage import analyse
 
 
 def _value(v: object) -> str:
@@ -12,8 +14,11 @@ def _value(v: object) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def explain(title: str, body: str, rules: RuleSet) -> str:
-    report = parse(title, body)
+def explain(title: str, body: str, rules: RuleSet, sources: SourceIndex | None = None,
+            created_at: str | None = None) -> str:
+    """`sources`: the raise-site index (the root cause's site, and a type inferred from it); None: shown as absent."""
+    analysis = analyse(title, body, rules, sources, created_at)
+    report = analysis.report
     out: list[str] = [f"title:        {report.title!r}", f"kind:         {report.kind} (from {report.kind_source})"]
     out.append("sections:")
     out += [f"  ### {s.heading}{'  (empty)' if s.empty else ''}" for s in report.sections] or ["  (none)"]
@@ -35,14 +40,41 @@ def explain(title: str, body: str, rules: RuleSet) -> str:
             vllm_frames = [f for f in exc.frames if f.is_vllm][-3:]
             out.append(f"    {exc.type}: {exc.first_line[:160]}")
             out += [f"      at {f.file}:{f.line} in {f.function}" for f in vllm_frames]
+    if report.cut_frames:
+        out.append("traceback cut before its exception line:")
+        out += [f"  at {f.file}:{f.line} in {f.function}" for f in report.cut_frames[-3:]]
     out.append("exceptions (root cause last):")
-    out += [f"  {e.type}: {e.first_line[:160]}  [{e.source}]" for e in report.exceptions] or ["  (none)"]
+    inferred = ", type inferred from the raise site"
+    out += [f"  {e.type}: {e.first_line[:160]}  [{e.source}{inferred if e.inferred else ''}]"
+            for e in report.exceptions] or ["  (none)"]
+    out += explain_sites(report, sources is not None)
     if report.error_lines:
         out.append("error lines:")
         out += [f"  {line[:160]}" for line in report.error_lines[:10]]
     out.append(f"needs_info:   {', '.join(report.needs_info) or '-'}")
-    out += explain_findings(rules.evaluate(report))
+    out += explain_findings(analysis.findings)
     return "\n".join(out)
+
+
+def explain_sites(report: Report, indexed: bool) -> list[str]:
+    if not indexed:
+        return ["raise site:   (no source index)"]
+    if not report.sites:
+        return ["raise site:   (not found in the source index)"]
+    head = "raise site:" if len(report.sites) == 1 else f"raise sites ({len(report.sites)}, tied):"
+    return [head] + [line for s in report.sites for line in _site_lines(s)]
+
+
+def _site_lines(s: RaiseSite) -> list[str]:
+    kind = f"{s.kind} {s.type}" if s.type else s.kind
+    where = "at the reporter's release" if s.at_release else "at the nearest release that has it"
+    mapped = s.reporter_release or "unknown"
+    lines = [f"  {s.file}:{s.line} in {s.qualname}  ({kind}; {where}, {s.release}; reporter's release {mapped})",
+             f"    message: {s.message[:160]}",
+             f"    raised in {s.releases} releases, {s.first} .. {s.last} (newest indexed: {s.newest})"
+             + ("; not raised after the reporter's release" if s.changed_since else ""),
+             f"    resolved from the {s.of} by {s.by}; id {s.id}" + ("; a wrapper error" if s.wrapper else "")]
+    return lines
 
 
 def explain_findings(findings: tuple[Finding, ...]) -> list[str]:

@@ -20,6 +20,7 @@ from bot.dupes.document import IssueDoc, build_doc, prebuilt
 from bot.export import ExportProblem, IssueRecord, read_export
 from bot.report import Report
 from bot.rules import RuleSet
+from bot.sources.index import SourceIndex
 from bot.triage import Analysis, SimilarIssues, Triage, analyse, decide
 
 
@@ -78,14 +79,16 @@ def load_sorted(path: str, problems: list[ExportProblem]) -> list[IssueRecord]:
 
 def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
            on_result: Callable[[IssueRecord, Triage], None], summary: ReplaySummary,
-           progress: Callable[[int], None] | None = None, jobs: int = 1) -> ReplaySummary:
-    """Each issue is triaged as if just opened: the index holds only the issues created before it.
+           progress: Callable[[int], None] | None = None, jobs: int = 1,
+           sources: SourceIndex | None = None) -> ReplaySummary:
+    """Each issue is triaged as if just opened: the index holds only the issues created before it. `sources`: the
+    raise-site index (read only; the workers inherit it by forking).
 
     With jobs > 1, parsing, rules, labels and the duplicate document (which need only the issue) run in that
     many worker processes, in order; duplicates and the comment (which need the history) stay in this process.
     Same output."""
     start = time.perf_counter()
-    with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None) as analysed:
+    with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None, sources=sources) as analysed:
         for n, (issue, analysis) in enumerate(analysed, 1):
             result = decide(issue.number, analysis, index)
             on_result(issue, result)
@@ -114,6 +117,7 @@ def _long_lived_frozen() -> Iterator[None]:
 
 
 _WORKER_RULES: RuleSet | None = None
+_WORKER_SOURCES: SourceIndex | None = None
 _WORKER_DOCS = False
 _WORKER_ISSUES: list[IssueRecord] = []
 CHUNK = 16        # issues per message from a worker
@@ -122,7 +126,7 @@ AHEAD = 4         # messages a worker may have waiting before it pauses (bounded
 
 def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
     assert _WORKER_RULES is not None
-    analysis = analyse(issue.title, issue.body, _WORKER_RULES)
+    analysis = analyse(issue.title, issue.body, _WORKER_RULES, _WORKER_SOURCES, issue.created_at)
     return analysis, build_doc(analysis.report, analysis.findings) if _WORKER_DOCS else None
 
 
@@ -165,17 +169,18 @@ def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> t
 
 
 @contextmanager
-def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
-              docs: bool = False) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
+def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int, docs: bool = False,
+              sources: SourceIndex | None = None) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
     """(issue, analysis) in order; with workers, each also builds the issue's duplicate document when `docs`.
 
     Worker w analyses chunks w, w + jobs, … and sends each as one message on its own queue; this process reads
     the queues in turn, in its own thread (no pool threads competing with the duplicate search for the GIL)."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield ((issue, analyse(issue.title, issue.body, rules)) for issue in issues)
+        yield ((issue, analyse(issue.title, issue.body, rules, sources, issue.created_at)) for issue in issues)
         return
-    global _WORKER_RULES, _WORKER_DOCS, _WORKER_ISSUES
+    global _WORKER_RULES, _WORKER_SOURCES, _WORKER_DOCS, _WORKER_ISSUES
     _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
+    _WORKER_SOURCES = sources
     _WORKER_DOCS = docs
     _WORKER_ISSUES = issues = list(issues)
     ctx = multiprocessing.get_context("fork")
@@ -194,6 +199,7 @@ def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int,
         for inbox in inboxes:
             inbox.close()
         _WORKER_RULES = None
+        _WORKER_SOURCES = None
         _WORKER_DOCS = False
         _WORKER_ISSUES = []
 
@@ -227,7 +233,10 @@ def print_readable(out: TextIO) -> Callable[[IssueRecord, Triage], None]:
         out.write(f"  kind={r.kind} vllm={r.environment.vllm_version or '?'} "
                   f"labels={', '.join(d.labels) or '-'}\n")
         if r.root_cause:
-            out.write(f"  error: {r.root_cause.type}: {r.root_cause.first_line[:120]}\n")
+            inferred = " (type inferred from the raise site)" if r.root_cause.inferred else ""
+            out.write(f"  error: {r.root_cause.type}: {r.root_cause.first_line[:120]}{inferred}\n")
+        for s in r.sites[:2]:
+            out.write(f"  raised at: {s.file}:{s.line} in {s.qualname} ({s.release})\n")
         for f in d.findings:
             out.write(f"  diagnosis: {f.rule} ({f.confidence:.2f}) {f.title}\n")
         for c in d.duplicates:

@@ -1,6 +1,7 @@
-"""The pipeline: title + body -> Report -> findings -> similar issues -> Decision.
+"""The pipeline: title + body -> Report (+ raise site) -> findings -> similar issues -> Decision.
 
-Pure apart from the duplicate index, which the caller passes in (replay, worker, tests).
+Pure apart from the indexes, which the caller passes in (replay, worker, tests): the duplicate index, and the
+raise-site index (read only; without it the report has no raise site and nothing else changes).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from bot.comment import render_comment
 from bot.decision import Candidate, Decision, Finding
 from bot.labels import NEEDS_INFO, topic_labels
 from bot.report import Report, parse
+from bot.report.model import ExceptionInfo, RaiseSite
 from bot.rules import RuleSet
+from bot.sources.index import SourceIndex
+from bot.sources.locate import locate
 
 
 class SimilarIssues(Protocol):
@@ -45,11 +49,27 @@ class Triage:
             "diagnoses": [f.as_dict() for f in d.findings],
             "needs_info": list(d.needs_info),
             "environment": r.environment.as_dict(),
-            "exceptions": [{"type": e.type, "message": e.first_line} for e in r.exceptions],
+            "exceptions": [_exception(e) for e in r.exceptions],
+            "site": _site(r.site or (r.sites[0] if r.sites else None), len(r.sites)),
             "duplicates": [c.as_dict() for c in d.duplicates],
             "related": [c.as_dict() for c in d.related],
             "comment": d.comment,
         }
+
+
+def _exception(e: ExceptionInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": e.type, "message": e.first_line}
+    if e.inferred:
+        out["inferred"] = True
+    return out
+
+
+def _site(s: RaiseSite | None, tied: int) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"id": s.id, "file": s.file, "line": s.line, "qualname": s.qualname, "kind": s.kind, "type": s.type,
+            "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
+            "raised_after": s.raised_after, "of": s.of, "by": s.by, "wrapper": s.wrapper, "tied": tied}
 
 
 @dataclass(frozen=True)
@@ -61,8 +81,12 @@ class Analysis:
     labels: tuple[str, ...]
 
 
-def analyse(title: str | None, body: str | None, rules: RuleSet) -> Analysis:
-    report = parse(title, body)
+def analyse(title: str | None, body: str | None, rules: RuleSet, sources: SourceIndex | None = None,
+            created_at: str | None = None) -> Analysis:
+    """`sources`: the raise-site index; the report's root cause is located in it before the rules run (rules read
+    the site and the exception type it implies). `created_at`: when the issue was filed (the release it is about
+    when it names no version)."""
+    report = locate(sources, parse(title, body), created_at)
     findings = rules.evaluate(report)
     labels = topic_labels(report, findings)
     if report.needs_info and NEEDS_INFO not in labels:
@@ -81,5 +105,6 @@ def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None
 
 
 def triage(number: int, title: str | None, body: str | None, rules: RuleSet,
-           similar: SimilarIssues | None = None) -> Triage:
-    return decide(number, analyse(title, body, rules), similar)
+           similar: SimilarIssues | None = None, sources: SourceIndex | None = None,
+           created_at: str | None = None) -> Triage:
+    return decide(number, analyse(title, body, rules, sources, created_at), similar)

@@ -73,7 +73,7 @@ def test_a_failing_worker_stops_the_replay_with_its_traceback(monkeypatch):
 
     import bot.replay as replay_module
 
-    def boom(title, body, rules):
+    def boom(title, body, rules, *context):
         raise ValueError("analysis broke")
 
     monkeypatch.setattr(replay_module, "analyse", boom)

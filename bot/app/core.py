@@ -1,8 +1,10 @@
-"""The pure side of the server: rules, the duplicate index of each repository, and triage.
+"""The pure side of the server: rules, the duplicate index of each repository, the raise-site index, and triage.
 
 It runs in a child process by default (`VLLM_TRIAGE_CORE=process`): triage is CPU-bound Python, and in a
 thread it would hold the GIL while the event loop has webhooks to acknowledge. The child is the only user
 of the duplicate indexes. `thread` runs it on one thread of the server process instead (tests, debugging).
+The raise-site index is loaded once, read only, when the core starts (and again after a background build,
+`reload_sources`); without one, triage works without raise sites.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from bot.app.lifeline import follow_parent
 from bot.decision import Candidate, Finding
 from bot.dupes import DuplicateIndex
-from bot.report import Report, parse
+from bot.report import Report
 from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
+from bot.sources.index import SourceIndex
 from bot.stores.dupes import open_repo_index
-from bot.triage import Triage
+from bot.stores.sources import load_index
+from bot.triage import Triage, analyse
 
 log = logging.getLogger("vllm_triage.core")
 P = ParamSpec("P")
@@ -72,6 +76,21 @@ class Core:
         self.database_url = database_url  # postgresql://…: the replicas share one index there
         self.triage_fn = triage_fn
         self.indexes: dict[str, DuplicateIndex] = {}
+        self.sources: SourceIndex | None = None
+        self.reload_sources()
+
+    def reload_sources(self) -> int:
+        """Load the raise-site index (read only) from the store; returns how many releases it holds (0: none)."""
+        try:
+            self.sources = load_index(self.database_url, self.data_dir)
+        except Exception as e:  # a broken or unreachable index: triage goes on without one
+            log.warning("source index not loaded: %s: %s", type(e).__name__, e)
+            return len(self.sources.releases) if self.sources is not None else 0
+        if self.sources is None:
+            log.info("no source index: raise sites are not located (`vllm-triage sources build`)")
+            return 0
+        log.info("source index loaded: %d releases, %d sites", len(self.sources.releases), len(self.sources))
+        return len(self.sources.releases)
 
     def index(self, repo: str) -> DuplicateIndex:
         index = self.indexes.get(repo)
@@ -91,15 +110,16 @@ class Core:
         rules = self.rules
         if suppressed:  # rules a maintainer switched off for this issue
             rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
-        result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar)
+        result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar, sources=self.sources,
+                                created_at=issue.created_at or None)
         index.add(issue.number, result.report, result.decision.findings, state=issue.state,
                   created_at=issue.created_at, url=issue.url,
                   duplicate_of=confirmed[-1] if confirmed else None)   # a confirmed link survives an edit
         return result
 
     def index_closed(self, repo: str, issue: Any) -> None:
-        report = parse(issue.title, issue.body)
-        self.index(repo).add(issue.number, report, self.rules.evaluate(report), state="closed",
+        analysis = analyse(issue.title, issue.body, self.rules, self.sources, issue.created_at or None)
+        self.index(repo).add(issue.number, analysis.report, analysis.findings, state="closed",
                              created_at=issue.created_at, url=issue.url)
 
     def mark_duplicate(self, repo: str, number: int, of: int) -> None:
@@ -175,6 +195,9 @@ class CoreRunner:
     async def triage(self, repo: str, issue: Any, rejected: set[int], duplicates: bool,
                      suppressed: set[str] = frozenset(), confirmed: tuple[int, ...] = ()) -> Triage:
         return await self._run(Core.triage, repo, issue, rejected, duplicates, suppressed, confirmed)
+
+    async def reload_sources(self) -> int:
+        return await self._run(Core.reload_sources)
 
     async def index_closed(self, repo: str, issue: Any) -> None:
         await self._run(Core.index_closed, repo, issue)

@@ -11,6 +11,8 @@ from typing import Any
 
 from bot.decision import Candidate
 from bot.dupes.signature import signatures
+from bot.report.model import Report
+from bot.sources.locate import permalink
 from bot.triage import Triage
 
 MAX_TEXT = 300
@@ -33,7 +35,9 @@ def triage_detail(result: Triage) -> dict[str, Any]:
         "kind": r.kind,
         "vllm_version": _cut(r.environment.vllm_version, 80),
         "platform": r.environment.platform,
-        "error": {"type": _cut(root.type, 120), "message": _cut(root.first_line)} if root else None,
+        "error": ({"type": _cut(root.type, 120), "message": _cut(root.first_line), "inferred": root.inferred}
+                  if root else None),
+        "site": site_detail(r),
         "signature": {"key": sigs[0].key, "text": _cut(sigs[0].describe(200))} if sigs else None,
         "diagnoses": [
             {"rule": f.rule, "title": _cut(f.title), "confidence": f.confidence, "labels": list(f.labels),
@@ -49,6 +53,16 @@ def triage_detail(result: Triage) -> dict[str, Any]:
 def _candidate(c: Candidate) -> dict[str, Any]:
     return {"number": c.number, "score": round(c.score, 3), "reason": _cut(c.reason), "title": _cut(c.title),
             "state": c.state, "url": c.url, "via": c.via}
+
+
+def site_detail(r: Report) -> dict[str, Any] | None:
+    """The root cause's raise site (the first of tied ones) as the issue page shows it."""
+    if not r.sites:
+        return None
+    s = r.sites[0]
+    return {"id": s.id, "file": s.file, "line": s.line, "qualname": _cut(s.qualname, 200), "type": s.type,
+            "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
+            "changed_since": s.changed_since, "wrapper": s.wrapper, "tied": len(r.sites), "url": permalink(s)}
 
 
 def issue_meta(title: str, created_at: str, url: str | None, labels: tuple[str, ...] | list[str]) -> dict[str, Any]:

@@ -127,6 +127,7 @@ def create_app(settings: Settings, *, store: DeliveryStore | None = None, triage
                 gc.freeze()  # what start-up built lives as long as the server: keep the collector off it
             app[WORKER].start()
             log.info("worker started (%d concurrent deliveries)", settings.workers)
+            app[SERVICE].build_sources()
 
         starting = asyncio.create_task(start_worker())
         log.info("vllm-triage serving in %s mode on %s:%s", settings.mode, settings.host, settings.port)

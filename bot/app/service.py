@@ -7,6 +7,8 @@ duplicate indexes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from bot.app.plan import plan as make_plan
 from bot.app.record import issue_meta, triage_detail
 from bot.app.repo_config import DEFAULT, ConfigCache, RepoConfig
 from bot.app.settings import Settings, most_cautious
+from bot.app.sources import BackgroundBuild
 from bot.comment import render_cleared, render_comment
 from bot.labels import topic_labels
 from bot.stores.deliveries import DeliveryStore, IssueState
@@ -64,12 +67,40 @@ class Service:
         # parsing, rules and duplicate search, in the core's own process (bot/app/core.py)
         self.core = CoreRunner(settings.core, settings.rules_dir, str(settings.data_dir), triage_fn,
                                 settings.database_url)
+        self._sources_build: BackgroundBuild | None = None
+        self._sources_task: asyncio.Task | None = None
 
     async def start(self) -> None:
         rules = await self.core.start()
         log.info("triage core ready with %d rules", rules)
 
+    def build_sources(self) -> None:
+        """Build the releases the raise-site index lacks in the background (bounded by settings.sources_build);
+        the core loads the index again when one was stored."""
+        if self.settings.sources_build <= 0 or self._sources_task is not None:
+            return
+        self._sources_build = BackgroundBuild(self.settings.database_url, str(self.settings.data_dir),
+                                              self.settings.sources_build)
+        self._sources_task = asyncio.create_task(self._build_then_reload(self._sources_build))
+
+    async def _build_then_reload(self, job: BackgroundBuild) -> None:
+        try:
+            outcome = await job.run()
+            if outcome.built:
+                releases = await self.core.reload_sources()
+                log.info("source index reloaded: %d releases", releases)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # never fatal: triage goes on with the index it has
+            log.exception("source index: the background build failed")
+
     async def close(self) -> None:
+        if self._sources_task is not None:
+            self._sources_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._sources_task
+        if self._sources_build is not None:
+            await asyncio.to_thread(self._sources_build.stop)
         await self.core.close()
 
     async def mark_duplicate(self, repo: str, number: int, of: int) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.stores.database import is_postgres, postgres_driver_missing
 
 MODES = ("dry-run", "shadow", "live")  # from most to least cautious
+DEFAULT_SOURCES_BUILD = 10  # the newest releases the App builds into the raise-site index when it lacks them
 
 
 class SettingsError(ValueError):
@@ -51,6 +52,7 @@ class Settings:
     config_cache_seconds: float = 120.0
     max_body_bytes: int = 25 * 1024 * 1024
     poll_interval: float = 0.5
+    sources_build: int = 0                      # newest releases built into the raise-site index in the background
 
     @property
     def has_credentials(self) -> bool:
@@ -62,6 +64,8 @@ class Settings:
 
     def check(self) -> None:
         """Refuse configurations that would run unverified or act without credentials."""
+        if self.sources_build < 0:
+            raise SettingsError(f"VLLM_TRIAGE_SOURCES_BUILD must be 0 or more, not {self.sources_build}")
         if self.core not in ("process", "thread"):
             raise SettingsError(f"VLLM_TRIAGE_CORE must be process or thread, not {self.core!r}")
         if not 1 <= self.intake_processes <= 64:
@@ -146,6 +150,7 @@ def from_env(env: Mapping[str, str] | None = None, **overrides: object) -> Setti
         comment_settle_seconds=_env_float(env, "VLLM_TRIAGE_COMMENT_SETTLE_SECONDS", 10.0),
         config_cache_seconds=_env_float(env, "VLLM_TRIAGE_CONFIG_CACHE_SECONDS", 120.0),
         poll_interval=_env_float(env, "VLLM_TRIAGE_POLL_INTERVAL", 0.5),
+        sources_build=int(_env_float(env, "VLLM_TRIAGE_SOURCES_BUILD", DEFAULT_SOURCES_BUILD)),
     )
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

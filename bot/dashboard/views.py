@@ -32,6 +32,8 @@ class IssueView:
     queue_reasons: list[str]
     installation_id: int | None
     frames: list[Any]
+    error: dict[str, Any] | None = None   # the root cause as the triage saw it (with a type inferred from its site)
+    site: dict[str, Any] | None = None    # its raise site (bot/app/record.py site_detail)
 
 
 def _text(value: Any, limit: int = 300) -> str:
@@ -91,4 +93,6 @@ def issue_view(records: list[DecisionRecord], state: IssueState | None, feedback
         queue_reasons=data.queue_reasons(row, low_confidence, set()),
         installation_id=source[0].installation_id if source is not None else None,
         frames=list(root.frames[-MAX_FRAMES:]) if root is not None else [],
+        error=decision.get("error") if isinstance(decision.get("error"), dict) else None,
+        site=decision.get("site") if isinstance(decision.get("site"), dict) else None,
     )

@@ -16,16 +16,17 @@ from bot.report.model import (
     Environment,
     ExceptionInfo,
     Frame,
+    RaiseSite,
     Report,
     Section,
     Traceback,
 )
 from bot.report.prose import prose_lines
 from bot.report.sections import description_text, split_sections
-from bot.report.tracebacks import extract_errors
+from bot.report.tracebacks import extract_all
 
 __all__ = [
-    "Command", "Environment", "ExceptionInfo", "Frame", "Report", "Section", "Traceback", "parse",
+    "Command", "Environment", "ExceptionInfo", "Frame", "RaiseSite", "Report", "Section", "Traceback", "parse",
 ]
 
 # Bodies above this are cut to head + tail: the command is near the top, the traceback near the end.
@@ -51,7 +52,8 @@ def parse(title: str | None, body: str | None) -> Report:
     kind, kind_source, title_text = detect_kind(title, body, sections)
     log = clean_log(body)
     lines = tuple(entry.text for entry in log)
-    tracebacks, exceptions, error_lines = extract_errors(log, title)
+    errors = extract_all(log, title)
+    tracebacks, exceptions, error_lines = errors.tracebacks, errors.exceptions, errors.error_lines
     commands = extract_commands(body, lines)
     nda = parse_non_default_args(lines)
     flags = merge_flags(commands, nda, _offsets(body, commands), _error_offset(body, exceptions, error_lines))
@@ -72,6 +74,7 @@ def parse(title: str | None, body: str | None) -> Report:
         environment_placeholder=placeholder,
         log_lines=lines,
         tracebacks=tracebacks,
+        cut_frames=errors.cut_frames,
         exceptions=exceptions,
         error_lines=error_lines,
         commands=commands,

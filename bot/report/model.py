@@ -74,8 +74,9 @@ class ExceptionInfo:
     type: str                 # as printed, module kept: "torch.OutOfMemoryError", "NotImplementedError"
     message: str              # the whole message (may span lines), prefixes stripped
     frames: tuple[Frame, ...] = ()
-    source: str = "traceback"  # traceback | line | title
+    source: str = "traceback"  # traceback | line | title | mention
     process: str | None = None  # innermost process tag it was logged under, e.g. "EngineCore_DP0"
+    inferred: bool = False     # the report shows only the message: the type is the raise site's (RaiseSite)
 
     @property
     def short_type(self) -> str:
@@ -96,6 +97,42 @@ class Traceback:
     @property
     def final(self) -> ExceptionInfo:
         return self.chain[-1]
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """Where vLLM raises (or asserts, or logs) the report's root-cause error, from the raise-site index
+    (bot/sources/locate.py). Plain data: the report does not depend on the index."""
+
+    id: str                   # the index's site id: one statement across the releases that have it
+    file: str                 # "vllm/config/model.py"
+    line: int                 # at `release`
+    end_line: int
+    qualname: str             # "ModelConfig.verify_with_parallel_config"
+    kind: str                 # raise | assert | log
+    type: str | None          # the exception type raised (None when not known statically), or the log level
+    message: str              # the message template as vLLM writes it, holes as {name}
+    release: str              # the release `line` is read at: the reporter's when `at_release`, else the nearest
+    at_release: bool          # the reporter's release raises it here
+    reporter_release: str | None  # the reporter's release as mapped (None: no version and no date)
+    first: str                # the first and the last indexed release that raise it
+    last: str
+    releases: int             # how many indexed releases raise it
+    newest: str               # the newest release the index holds
+    raised_after: bool        # a release after the reporter's raises it
+    of: str                   # what resolved: exception | error-line | title | traceback (frames only)
+    by: str                   # message | message+frame | message+location | frame
+    wrapper: bool = False     # it only reports a failure elsewhere ("Engine core initialization failed")
+
+    @property
+    def function(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def changed_since(self) -> bool:
+        """The reporter's release is known, an indexed release after it exists, and none of those raises it."""
+        return (self.reporter_release is not None and not self.raised_after
+                and self.reporter_release != self.newest)
 
 
 @dataclass(frozen=True)
@@ -134,6 +171,7 @@ class Report:
     environment_placeholder: bool = False   # the environment section holds only the template placeholder
     log_lines: tuple[str, ...] = ()    # every body line with ANSI, process tags, logger headers and \r stripped
     tracebacks: tuple[Traceback, ...] = ()
+    cut_frames: tuple[Frame, ...] = ()  # the frames of a traceback that stops before its exception line
     exceptions: tuple[ExceptionInfo, ...] = ()  # de-duplicated, the root cause last
     error_lines: tuple[str, ...] = ()  # error lines not inside a traceback ("ERROR: Could not build wheels …")
     commands: tuple[Command, ...] = ()
@@ -143,10 +181,18 @@ class Report:
     architectures: tuple[str, ...] = ()  # "Resolved architecture: X" in order of appearance
     needs_info: tuple[str, ...] = ()     # e.g. ("environment",)
     entities: tuple[Entity, ...] = ()    # what a request or question is about (bot/report/entities.py)
+    # where vLLM raises the root-cause error, when a raise-site index was given (bot/sources/locate.py); several
+    # when the same message is raised in places the report does not tell apart
+    sites: tuple[RaiseSite, ...] = ()
 
     @property
     def root_cause(self) -> ExceptionInfo | None:
         return self.exceptions[-1] if self.exceptions else None
+
+    @property
+    def site(self) -> RaiseSite | None:
+        """The raise site of the root cause, when it resolved to exactly one."""
+        return self.sites[0] if len(self.sites) == 1 else None
 
     @property
     def architecture(self) -> str | None:

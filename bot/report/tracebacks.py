@@ -145,6 +145,7 @@ class _Extractor:
         self.error_lines: list[str] = []
         self.anchor: int | None = None
         self.in_fence = False
+        self.cut_frames: tuple[Frame, ...] = ()   # the last traceback that stopped before its exception line
 
     # -- tracebacks -----------------------------------------------------------------------------
 
@@ -167,6 +168,8 @@ class _Extractor:
     def _close_segment(self, tb: _Open) -> None:
         seg = tb.seg
         if seg.type is None:
+            if seg.frames:
+                self.cut_frames = tuple(seg.frames)
             tb.seg = _Segment()
             return
         message = "\n".join(seg.message).strip()
@@ -429,10 +432,23 @@ def _merge_title(
     return (*exceptions, *extra) if as_root else (*extra, *exceptions)
 
 
+@dataclass(frozen=True)
+class Errors:
+    tracebacks: tuple[Traceback, ...]
+    exceptions: tuple[ExceptionInfo, ...]   # the root cause last
+    error_lines: tuple[str, ...]            # outside tracebacks
+    cut_frames: tuple[Frame, ...]           # a traceback that stops before its exception line (the last one)
+
+
 def extract_errors(
     log: tuple[LogLine, ...], title: str
 ) -> tuple[tuple[Traceback, ...], tuple[ExceptionInfo, ...], tuple[str, ...]]:
     """Return (tracebacks, exceptions with the root cause last, error lines outside tracebacks)."""
+    found = extract_all(log, title)
+    return found.tracebacks, found.exceptions, found.error_lines
+
+
+def extract_all(log: tuple[LogLine, ...], title: str) -> Errors:
     ex = _Extractor(log)
     ex.run()
     found = ex.found
@@ -451,4 +467,4 @@ def extract_errors(
         exceptions = _order(fallback, title or "", True, None)
         if titled:   # the body only quotes errors in prose: the title names the one the report is about
             exceptions = _merge_title(exceptions, titled, as_root=True)
-    return tuple(ex.tracebacks), exceptions, tuple(ex.error_lines)
+    return Errors(tuple(ex.tracebacks), exceptions, tuple(ex.error_lines), ex.cut_frames)

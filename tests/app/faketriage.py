@@ -30,7 +30,7 @@ def expected_comment(number: int, body: str) -> str:
     return f"{MARKER}\nTriage of #{number}: body {digest}."
 
 
-def fake_triage(number, title, body, rules, similar=None) -> Triage:
+def fake_triage(number, title, body, rules, similar=None, **context) -> Triage:
     title, body = title or "", body or ""
     report = parse(title, body)
     duplicates = similar.search(report, (), exclude=number) if similar is not None else ()

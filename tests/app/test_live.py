@@ -253,7 +253,7 @@ async def test_the_app_lacking_issues_write_is_reported_at_start(tmp_path, fake,
 
 
 async def test_an_edit_that_leaves_nothing_to_say_clears_the_comment(tmp_path, fake, make_bot):
-    def triage_until_fixed(number, title, body, rules, similar=None):
+    def triage_until_fixed(number, title, body, rules, similar=None, **context):
         result = fake_triage(number, title, body, rules, similar)
         if "collect_env" in body:  # the reporter filled in the environment: nothing left to ask or explain
             return Triage(number, result.report, replace(result.decision, comment=None))

@@ -28,7 +28,8 @@ def server_env(tmp: Path, port: int | None = None, *, public: bool = True) -> di
     env = {
         "DATABASE_URL": f"sqlite:///{tmp / 'triage.sqlite3'}", "VLLM_TRIAGE_DATA_DIR": str(tmp / "data"),
         "GITHUB_WEBHOOK_SECRET": SECRET, "VLLM_TRIAGE_WORKERS": "1", "VLLM_TRIAGE_POLL_INTERVAL": "0.05",
-        "DASHBOARD_TOKENS": TOKENS, "DASHBOARD_PUBLIC": "1" if public else "0", "HOST": "127.0.0.1",
+        "VLLM_TRIAGE_SOURCES_BUILD": "0", "DASHBOARD_TOKENS": TOKENS, "DASHBOARD_PUBLIC": "1" if public else "0",
+        "HOST": "127.0.0.1",
     }
     if port is not None:
         env["PORT"] = str(port)

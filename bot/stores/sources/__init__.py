@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.sources.index import SourceIndex
 from bot.sources.store import SourceStore
 from bot.stores.database import is_postgres, require_postgres_driver
 from bot.stores.sources.sqlite import SqliteSourceStore, index_file
@@ -34,3 +35,23 @@ def has_index(database_url: str | None, data_dir: Path | str) -> bool:
     if database_url and is_postgres(database_url):
         return True
     return index_file(data_dir).exists()
+
+
+def load_index(database_url: str | None, data_dir: Path | str, package: str = "vllm") -> SourceIndex | None:
+    """The package's index from the store DATABASE_URL or the data dir names, prepared for matching; None when no
+    release of it is built (nothing is created)."""
+    if not has_index(database_url, data_dir):
+        return None
+    store = open_source_store(database_url, data_dir)
+    try:
+        return load_from(store, package)
+    finally:
+        store.close()
+
+
+def load_from(store: SourceStore, package: str = "vllm") -> SourceIndex | None:
+    index = store.load(package)
+    if not index.releases:
+        return None
+    index.prepare()
+    return index
