@@ -84,14 +84,27 @@ def test_a_message_quoted_only_in_the_title_gets_its_type_inferred(index, rules)
     title = "[Bug]: Pipeline parallelism is not supported for this model. Supported models implement the SupportsPP"
     body = ENV_2 + "### 🐛 Describe the bug\n\nvllm serve some/model --pipeline-parallel-size 2 fails at start.\n"
     without = analyse(title, body, rules)
-    assert without.report.exceptions == () and without.report.sites == () and without.findings == ()
+    assert without.report.exceptions == () and without.report.sites == ()
+    assert [e.where for e in without.findings[0].evidence] == ["title"]  # the title as evidence, type unknown
     with_index = analyse(title, body, rules, index)
     report = with_index.report
     assert report.site.file == CONFIG_2 and report.site.of == "title"
     root = report.root_cause
     assert (root.type, root.inferred, root.source) == ("NotImplementedError", True, "title")
     assert root.message.startswith("Pipeline parallelism is not supported")
-    assert [f.rule for f in with_index.findings] == ["pp-unsupported-model"]
+    [finding] = with_index.findings
+    assert finding.rule == "pp-unsupported-model" and [e.where for e in finding.evidence] == ["exception"]
+    assert "NotImplementedError: Pipeline parallelism" in finding.evidence[0].matched
+
+
+def test_an_inferred_type_keeps_a_rule_for_another_type_from_firing_on_the_title(index, tmp_path):
+    path = tmp_path / "pp-as-value-error.yaml"
+    path.write_text(RULE.replace("id: pp-unsupported-model", "id: pp-as-value-error")
+                    .replace("type: NotImplementedError", "type: ValueError"))
+    wrong = RuleSet((load_rule_file(path),))
+    title = "[Bug]: Pipeline parallelism is not supported for this model. Supported models implement the SupportsPP"
+    assert [f.rule for f in analyse(title, ENV_2, wrong).findings] == ["pp-as-value-error"]
+    assert analyse(title, ENV_2, wrong, index).findings == ()  # vLLM raises it as NotImplementedError
 
 
 def test_an_error_line_without_a_type_gets_its_type_inferred(index, rules):
