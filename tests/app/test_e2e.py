@@ -54,6 +54,8 @@ class ServerProcess:
                     "VLLM_TRIAGE_HTTP_BACKOFF_SECONDS": "0.01", "VLLM_TRIAGE_SECONDARY_LIMIT_WAIT": "0.01",
                     "VLLM_TRIAGE_HTTP_TIMEOUT": "5", "VLLM_TRIAGE_POLL_INTERVAL": "0.05",
                     "VLLM_TRIAGE_CONFIG_CACHE_SECONDS": "30",
+                    # the fake shows a write at once; GitHub's own delay is not what this test is about
+                    "VLLM_TRIAGE_COMMENT_SETTLE_SECONDS": "1",
                     # the stand-in triage needs no rules; loading the real ones would only slow each restart
                     "VLLM_TRIAGE_RULES_DIR": str(tmp / "rules")}
         (tmp / "rules").mkdir(exist_ok=True)
@@ -167,7 +169,7 @@ async def run_scenario(tmp: Path, fake, faults: bool) -> None:
 
             await stream(schedule, payloads, deliver, window=20, before=before)
 
-            deadline = time.monotonic() + 45
+            deadline = time.monotonic() + 120  # a liveness bound, generous for a loaded 2-core runner
             while True:
                 try:
                     async with session.get(f"{server.url}/healthz") as r:
