@@ -11,13 +11,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot import neutralise as nz
 from bot.decision import Candidate, Finding
 from bot.paths import templates_dir
-from bot.report.model import Report
+from bot.report.model import RaiseSite, Report
+from bot.sources.locate import permalink, release_tag
+from bot.sources.versions import base_version
 
 MARKER = "<!-- vllm-triage:comment -->"
 TEMPLATES_DIR = templates_dir()
@@ -120,6 +123,53 @@ def _report_view(report: Report) -> dict[str, Any]:
     }
 
 
+_VERBS = {"raise": "raises", "assert": "raises", "log": "logs"}  # an assert raises AssertionError
+
+
+def shown_site(report: Report) -> RaiseSite | None:
+    """The root cause's site the comment names: one resolved site, or the first of tied sites in one function.
+    None for a wrapper ("EngineCore failed to start": its site is not the cause) or sites in several places."""
+    sites = report.sites
+    if not sites or any(s.wrapper for s in sites) or len({(s.file, s.qualname) for s in sites}) > 1:
+        return None
+    return min(sites, key=lambda s: s.line)
+
+
+def _version_key(version: str) -> tuple[int, Any]:
+    parsed = base_version(version)
+    return (1, parsed) if parsed is not None else (0, version)
+
+
+def _site_view(report: Report) -> dict[str, Any] | None:
+    site = shown_site(report)
+    if site is None:
+        return None
+    sites = report.sites
+    first = min((s.first for s in sites), key=_version_key)
+    last = max((s.last for s in sites), key=_version_key)
+    reporter = report.sites[0].reporter_release
+    return {
+        "link": Safe(f"[{nz.inline_code(f'{site.file}#L{site.line}', 200)}]({_url(permalink(site))})"),
+        "qualname": Safe(nz.inline_code(site.qualname, 150)),
+        "verb": Safe(_VERBS.get(site.kind, "raises")),
+        "tag": Safe(nz.plain(release_tag(site.release), 40)),
+        "at_release": site.at_release,
+        "reporter": Safe(nz.plain(release_tag(reporter), 40)) if reporter else None,
+        "first": Safe(nz.plain(release_tag(first), 40)),
+        "last": Safe(nz.plain(release_tag(last), 40)),
+        "releases": max(s.releases for s in sites),
+        "tied": len(sites),
+        "version_known": bool(report.environment.vllm_version),
+        # no release after the reporter's raises it: a hint to upgrade, only when every tied site agrees
+        "changed_since": all(s.changed_since for s in sites),
+    }
+
+
+def _url(url: str) -> str:
+    """A link target that cannot end the Markdown link early (the path comes from the source index)."""
+    return quote(url, safe=":/#+=-._~")
+
+
 def render_comment(
     report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...],
     number: int | None = None,
@@ -128,13 +178,16 @@ def render_comment(
     left out of the references."""
     shown = commented_findings(findings)
     dups = tuple(duplicates)[:MAX_DUPLICATES]
-    if not shown and not dups and not needs_info:
+    site = _site_view(report)
+    # a site alone is worth a comment only with something to do about it: no later release raises the message
+    if not shown and not dups and not needs_info and not (site and site["changed_since"]):
         return None
     context = {
         "findings": [_finding_view(f, number) for f in shown],
         "duplicates": [_candidate_view(c) for c in dups],
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
         "report": _report_view(report),
+        "site": site,
         "kind": Safe(nz.plain(report.kind, 20)),
         "environment_placeholder": report.environment_placeholder and not needs_info,
         # an environment was pasted (torch, GPUs) but it stops before the vLLM line: ask for the version only

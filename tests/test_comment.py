@@ -4,6 +4,7 @@ nothing from the issue can ping, inject HTML or fake the bot's marker."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from bot.comment import MARKER, render_comment
 from bot.decision import Candidate, Evidence, Finding
 from bot.report import parse
+from bot.report.model import RaiseSite
 
 SEED_TITLE = "[Bug]: Qwen3-Next with -pp 2 and MTP fails at startup"
 SEED_BODY = """\
@@ -250,3 +252,68 @@ def test_a_bare_template_title_of_a_linked_issue_is_not_shown() -> None:
     assert out is not None
     assert "- #501 (open): same diagnosis: x" in out
     assert "- #502 (open) \\[Usage\\]: serve fails: same diagnosis: x" in out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The root cause's raise site (bot/sources/locate.py puts it on the Report; the comment names it)
+
+SITE = RaiseSite(id="s1", file="vllm/config/model.py", line=1065, end_line=1068,
+                 qualname="ModelConfig.verify_with_parallel_config", kind="raise", type="NotImplementedError",
+                 message="Pipeline parallelism is not supported for this model.", release="0.18.1", at_release=True,
+                 reporter_release="0.18.1", first="0.6.3", last="0.18.1", releases=31, newest="0.19.0",
+                 raised_after=True, of="exception", by="message")
+LINK = "https://github.com/vllm-project/vllm/blob/v0.18.1/vllm/config/model.py#L1065"
+
+
+def with_sites(*sites: RaiseSite):
+    return replace(parse(SEED_TITLE, SEED_BODY), sites=sites)
+
+
+def test_the_site_is_a_permalink_at_the_reporters_tag_with_the_releases_that_raise_it() -> None:
+    out = render_comment(with_sites(SITE), (seed_finding(),), (), ())
+    assert f"[`vllm/config/model.py#L1065`]({LINK}) in `ModelConfig.verify_with_parallel_config`" in out
+    assert "at v0.18.1 (your release)" in out and "Releases v0.6.3 to v0.18.1 have it (31 releases)" in out
+    assert "upgrading" not in out.split("Where vLLM")[1].split("\n\n")[0]  # 0.19.0 still raises it: no hint
+
+
+def test_a_site_only_another_release_has_is_named_at_the_nearest_release_and_said_so() -> None:
+    site = replace(SITE, release="0.17.0", at_release=False, line=1040)
+    out = render_comment(with_sites(site), (seed_finding(),), (), ())
+    assert "/blob/v0.17.0/vllm/config/model.py#L1040" in out
+    assert "at v0.17.0, the nearest release that has it (v0.18.1, your release, does not)" in out
+
+
+def test_no_later_release_raising_it_is_a_hint_to_upgrade_and_worth_a_comment_alone() -> None:
+    site = replace(SITE, last="0.18.1", raised_after=False)
+    assert site.changed_since
+    out = render_comment(with_sites(site), (), (), ())
+    assert out is not None and "error is vLLM's own" in out
+    assert "No release after v0.18.1 raises this message, so the code has changed since: upgrading may help." in out
+    # a site that later releases still raise is no reason to comment on its own
+    assert render_comment(with_sites(SITE), (), (), ()) is None
+
+
+def test_tied_sites_are_named_only_when_they_are_in_one_function() -> None:
+    second = replace(SITE, id="s2", line=1050, first="0.5.0")
+    out = render_comment(with_sites(SITE, second), (seed_finding(),), (), ())
+    assert "model.py#L1050" in out and "(one of 2 places in it with this message)" in out
+    assert "Releases v0.5.0 to v0.18.1" in out
+    elsewhere = replace(SITE, id="s3", file="vllm/config/parallel.py", qualname="ParallelConfig.check")
+    assert "Where vLLM" not in render_comment(with_sites(SITE, elsewhere), (seed_finding(),), (), ())
+
+
+def test_a_wrapper_site_or_an_unknown_release_is_said_as_such() -> None:
+    wrapper = replace(SITE, wrapper=True, last="0.18.1", raised_after=False)
+    assert render_comment(with_sites(wrapper), (), (), ()) is None
+    undated = replace(SITE, reporter_release=None)
+    out = render_comment(with_sites(undated), (seed_finding(),), (), ())
+    assert "at v0.18.1." in out and "your release" not in out
+    by_date = replace(parse("[Bug]: it fails", "```\nNotImplementedError: Pipeline parallelism\n```"),
+                      sites=(SITE,))
+    assert by_date.environment.vllm_version is None
+    assert "(the newest release when this was filed)" in render_comment(by_date, (seed_finding(),), (), ())
+
+
+def test_a_logged_message_is_said_to_be_logged() -> None:
+    out = render_comment(with_sites(replace(SITE, kind="log", type="error")), (seed_finding(),), (), ())
+    assert "**Where vLLM logs this error:**" in out

@@ -222,3 +222,16 @@ def test_a_quote_in_free_text_resolves_only_at_the_reporters_release(index):
                     "Expected one of [].\n```")
     site = locate(index, parse("[Bug]: x", body)).site
     assert (site.file, site.release, site.at_release) == ("vllm/moe.py", "2.0", False)
+
+
+def test_the_comment_links_the_site_at_the_reporters_tag_and_hints_at_an_upgrade(index, rules):
+    out = triage(5, "[Bug]: " + PP, ENV_2 + "### 🐛 Describe the bug\n\nfails\n", rules, sources=index).decision
+    link = f"https://github.com/vllm-project/vllm/blob/v2.0/{CONFIG_2}#L{LINE_2}"
+    assert f"[`{CONFIG_2}#L{LINE_2}`]({link}) in `ModelConfig.verify_with_parallel_config`" in out.comment
+    assert "at v2.0 (your release). Only v2.0 has it." in out.comment and "upgrading" not in out.comment
+    # 1.0's error that 2.0 no longer raises: no rule knows it, the site alone makes the comment, with the hint
+    gone = ENV_1 + "```\nValueError: The legacy block manager was removed; this path is gone.\n```\n"
+    comment = triage(6, "[Bug]: old path", gone, rules, sources=index).decision.comment
+    assert "/blob/v1.0/vllm/gone.py#L2" in comment
+    assert "No release after v1.0 raises this message, so the code has changed since: upgrading may help." in comment
+    assert triage(6, "[Bug]: old path", gone, rules).decision.comment is None  # without the index: nothing to say
