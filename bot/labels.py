@@ -13,7 +13,9 @@ words in the description, never add up to a label on their own. The sources:
 | `prose`     | words in the description, with code blocks, log/traceback lines, pip lists, env dumps   |
 |             | and `key=value` config lines removed                                                    |
 | `failure`   | the root-cause exception (type and message) and bare error lines                        |
-| `frame`     | files of the root-cause traceback (the innermost vLLM frame counts more)                |
+| `frame`     | files of the root-cause traceback (the innermost vLLM frame counts more), and the       |
+|             | root cause's raise site from the source index: its file and function, read as the       |
+|             | innermost vLLM frame (not a wrapper's or a log call's; of tied sites, what they share)  |
 | `flag`      | the reporter's own flags (command line, `non-default args`)                             |
 | `model`     | the served model name and resolved architectures                                        |
 
@@ -30,7 +32,7 @@ from typing import Any
 
 from bot.decision import Finding
 from bot.literals import needles
-from bot.report.model import Report
+from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
 from bot.wording import Wording
 
@@ -253,15 +255,37 @@ class FramePattern:
     pattern: str            # over the frame's file path (forward slashes)
     innermost: float = 1.0  # weight when it is the innermost vLLM frame (or innermost frame, for torch files)
     any: float = 0.5        # weight when it is any frame of the root cause
+    function: str | None = None  # and over its function: a raise site's qualname ("SpeculativeConfig.__post_init__"),
+                                 # a traceback frame's bare function name
+
+
+def _config(topic: str, module: str, cls: str) -> FramePattern:
+    """A feature's configuration class, in vllm/config.py (before 0.10) or vllm/config/<module>.py: what it raises
+    is about that feature (only a raise site carries the class; traceback frames show the bare function)."""
+    return FramePattern(topic, rf"vllm/config(\.py$|/(__init__|{module})\.py$)", 1.0, 0.0, rf"^{cls}\.")
 
 
 FRAMES: tuple[FramePattern, ...] = (
     FramePattern("speculative-decoding", r"vllm/(v1/)?spec_decode/|/(eagle|medusa)\w*\.py$|_mtp\.py$", 1.0, 1.0),
+    _config("speculative-decoding", "speculative", "SpeculativeConfig"),
     FramePattern("lora", r"vllm/lora/", 1.0, 1.0),
+    _config("lora", "lora", "LoRAConfig"),
+    _config("multi-modality", "multimodal", "MultiModalConfig"),
+    _config("torch.compile", "compilation", "CompilationConfig"),
+    _config("structured-output", "structured_outputs", "(Decoding|StructuredOutputs)Config"),
+    # the KV cache's own bookkeeping (sizing, blocks, prefix caching) and its transfer between engines
+    FramePattern("kv-cache", r"vllm/(v1/)?core/(kv_cache_\w+|block_pool|block_manager\w*|prefix_caching\w*)\.py$|"
+                             r"vllm/core/block/|vllm/distributed/kv_transfer/", 1.0, 0.0),
+    # collectives between the tensor-parallel workers (also used by other parallelisms: never enough alone)
+    FramePattern("tensor-parallel", r"vllm/distributed/(parallel_state|communication_op)\.py$|"
+                                    r"vllm/distributed/device_communicators/(custom_all_reduce|pynccl|shm_broadcast)",
+                 0.5, 0.0),
     FramePattern("structured-output", r"structured_output|guided_decoding|/xgrammar/|/outlines/", 1.0, 1.0),
     FramePattern("tool-calling", r"tool_parsers?/|vllm/reasoning/", 1.0, 1.0),
-    # not api_server.py / rpc/: they start the engine and re-raise its failures ("Engine process failed to start")
-    FramePattern("frontend", r"vllm/entrypoints/(openai/(?!api_server\.py|rpc/)|chat_utils|serve/|renderer)",
+    # not api_server.py / rpc/: they start the engine and re-raise its failures ("Engine process failed to start");
+    # not the tool parsers: tool calling
+    FramePattern("frontend", r"vllm/entrypoints/(openai/(?!api_server\.py|rpc/|tool_parsers?/)|chat_utils|serve/|"
+                             r"renderer)",
                  1.0, 0.0),
     FramePattern("quantization", r"vllm/model_executor/layers/quantization/|gguf", 1.0, 0.5),
     FramePattern("moe", r"fused_moe", 1.0, 0.5),
@@ -361,7 +385,7 @@ _FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
 _WORD_NEEDLES = [needles(w.pattern) for w in WORDS]
 _FAILURE_NEEDLES = [needles(p.pattern) for p in FAILURE]
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
-_FRAMES = [(f, _compile(f.pattern)) for f in FRAMES]
+_FRAMES = [(f, _compile(f.pattern), re.compile(f.function) if f.function else None) for f in FRAMES]
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
 # titles and prose are corrected toward the keywords of WORDS before they are searched (typos, inflections)
 _WORDING = Wording(w.pattern for w in WORDS)
@@ -447,6 +471,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             if rx.search(root.type):
                 s.add(pat.topic, "failure", pat.weight)
         _frame_signals(s, root.frames)
+    _site_signals(s, report)
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:
@@ -498,18 +523,38 @@ def _platform_confirmed(report: Report) -> bool:
     return True
 
 
-def _frame_signals(s: _Scores, frames: tuple) -> None:
+def _frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
     if not frames:
         return
-    paths = [f.file.replace("\\", "/") for f in frames]
-    innermost_vllm = next((p for f, p in zip(reversed(frames), reversed(paths), strict=True) if f.is_vllm), None)
-    innermost = paths[-1]
-    for fp, rx in _FRAMES:
-        if any(rx.search(p) for p in paths):
+    innermost_vllm = next((f for f in reversed(frames) if f.is_vllm), None)
+    for fp, rx, fn in _FRAMES:
+        if any(_frame_match(f, rx, fn) for f in frames):
             s.add(fp.topic, "frame", fp.any)
-        for p in {innermost_vllm, innermost}:
-            if p and rx.search(p):
+        for f in {innermost_vllm, frames[-1]}:
+            if f is not None and _frame_match(f, rx, fn):
                 s.add(fp.topic, "frame", fp.innermost)
+
+
+def _frame_match(frame: Frame, rx: re.Pattern[str], fn: re.Pattern[str] | None) -> bool:
+    return bool(rx.search(frame.file.replace("\\", "/"))) and (fn is None or bool(fn.search(frame.function or "")))
+
+
+def _site_signals(s: _Scores, report: Report) -> None:
+    """The root cause's raise site read as its innermost vLLM frame (the `frame` source: a traceback that shows the
+    same place does not count twice). A wrapper's or a log call's site says nothing of the cause; tied sites give what
+    they agree on."""
+    sites = report.sites
+    # a logged error is most often a handler reporting what it caught: the cause lies elsewhere
+    if not sites or any(site.wrapper or site.kind == "log" for site in sites):
+        return
+    agreed: dict[str, float] | None = None
+    for site in sites:
+        one = _Scores()
+        _frame_signals(one, (Frame(site.file, site.line, site.qualname, True),))
+        found = {topic: sources["frame"] for topic, sources in one.by_topic.items()}
+        agreed = found if agreed is None else {t: min(w, found[t]) for t, w in agreed.items() if t in found}
+    for topic, weight in (agreed or {}).items():
+        s.add(topic, "frame", weight)
 
 
 def topic_labels(report: Report, findings: tuple[Finding, ...]) -> tuple[str, ...]:

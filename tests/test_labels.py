@@ -4,6 +4,7 @@ that merely appear in an environment dump, a pip list or an engine-config log li
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from bot import labels as lab
 from bot.decision import Finding
 from bot.labels import TOPICS, repo_labels, topic_labels
 from bot.report import parse
-from bot.report.model import Environment, ExceptionInfo, Frame, Report
+from bot.report.model import Environment, ExceptionInfo, Frame, RaiseSite, Report
 
 CUDA_ENV = """\
 ### Your current environment
@@ -425,3 +426,54 @@ def test_a_cpu_run_is_the_cpu_topic() -> None:
                 "Python platform: macOS-15.1-arm64-arm-64bit\n```\n### 🐛 Describe the bug\n\npip install fails.")
     assert mac.environment.os == "macos"
     assert "cpu" in topic_labels(mac, ())
+
+
+def site(file: str, qualname: str, message: str = "boom", **kw) -> RaiseSite:
+    return RaiseSite(id=file + qualname, file=file, line=10, end_line=10, qualname=qualname, kind="raise",
+                     type="ValueError", message=message, release="0.17.0", at_release=True, reporter_release="0.17.0",
+                     first="0.10.0", last="0.17.0", releases=8, newest="0.17.0", raised_after=False, of="title",
+                     by="message", **kw)
+
+
+def test_the_raise_site_is_topic_evidence_by_its_path_and_function() -> None:
+    r = bug("[Bug]: server crashes at start", "It stops with an error about the number of tokens.")
+    assert topic_labels(r, ()) == ()
+
+    def labels(*sites: RaiseSite) -> tuple[str, ...]:
+        return topic_labels(replace(r, sites=sites), ())
+
+    assert labels(site("vllm/v1/spec_decode/eagle.py", "EagleProposer.propose")) == ("speculative-decoding",)
+    assert labels(site("vllm/model_executor/layers/quantization/fp8.py", "Fp8LinearMethod.create_weights")) == (
+        "quantization",)
+    assert labels(site("vllm/v1/core/kv_cache_utils.py", "check_enough_kv_cache_memory")) == ("kv-cache",)
+    # the same file raises for several features: the function tells them apart
+    assert labels(site("vllm/config.py", "SpeculativeConfig.__post_init__")) == ("speculative-decoding",)
+    assert labels(site("vllm/config/lora.py", "LoRAConfig.verify_with_model_config")) == ("lora",)
+    assert labels(site("vllm/config.py", "ModelConfig._verify_quantization")) == ()
+    # collectives are shared by every parallelism: not enough on their own
+    assert labels(site("vllm/distributed/parallel_state.py", "GroupCoordinator.all_reduce")) == ()
+
+
+def test_a_wrapper_site_says_nothing_and_tied_sites_give_what_they_agree_on() -> None:
+    r = bug("[Bug]: server crashes at start", "It stops with an error.")
+    spec = site("vllm/v1/spec_decode/eagle.py", "EagleProposer.propose")
+    wrapper = site("vllm/v1/spec_decode/eagle.py", "EagleProposer.load_model", wrapper=True)
+    assert topic_labels(replace(r, sites=(wrapper,)), ()) == ()
+    assert topic_labels(replace(r, sites=(spec, wrapper)), ()) == ()
+    lora = site("vllm/lora/models.py", "LoRAModel.from_local_checkpoint")
+    assert topic_labels(replace(r, sites=(spec, lora)), ()) == ()
+    medusa = site("vllm/v1/spec_decode/medusa.py", "MedusaProposer.propose")
+    assert topic_labels(replace(r, sites=(spec, medusa)), ()) == ("speculative-decoding",)
+    # a logged error is a handler reporting what it caught
+    assert topic_labels(replace(r, sites=(replace(spec, kind="log"),)), ()) == ()
+    # a tool parser's error is tool calling, not the OpenAI server's
+    parser = site("vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py", "Hermes2ProToolParser.extract")
+    assert topic_labels(replace(r, sites=(parser,)), ()) == ("tool-calling",)
+
+
+def test_a_site_and_the_traceback_that_shows_it_count_once() -> None:
+    frames = (Frame("/x/vllm/distributed/parallel_state.py", 5, "all_reduce", True),)
+    exc = ExceptionInfo("RuntimeError", "unhandled system error", frames)
+    r = Report(title="[Bug]: crash", title_text="crash", kind="bug", kind_source="title", body="", exceptions=(exc,),
+               sites=(site("vllm/distributed/parallel_state.py", "GroupCoordinator.all_reduce"),))
+    assert lab.topic_scores(r, ())["tensor-parallel"] == {"frame": 0.5}
