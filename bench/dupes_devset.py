@@ -1,10 +1,11 @@
 """Duplicate detection on a labelled export: threshold sweep and signal ablation.
 
-    .venv/bin/python -m bench.dupes_devset ISSUES.jsonl GOLD.jsonl SCORE.py
+    .venv/bin/python -m bench.dupes_devset ISSUES.jsonl GOLD.jsonl SCORE.py [--sources INDEX.sqlite3]
 
 Replays the export chronologically once (each issue searched against the earlier ones only, with the
-rules of `rules/` when they load), keeps every exactly-scored pair, then re-applies scoring policies to
-those pairs offline and scores each with the given score.py (so the figures are the scorer's own).
+rules of `rules/` when they load, and the raise-site index when given), keeps every exactly-scored pair, then
+re-applies scoring policies to those pairs offline and scores each with the given score.py (so the figures are
+the scorer's own).
 Reads the labelled files at run time only; nothing of them is stored.
 """
 
@@ -20,6 +21,7 @@ from bot.dupes.index import DuplicateIndex
 from bot.dupes.scoring import DEFAULT_POLICY, Match, Policy, combine
 from bot.export import read_export
 from bot.report import parse
+from bot.sources.locate import locate
 
 
 def _rules():
@@ -32,14 +34,14 @@ def _rules():
         return None
 
 
-def collect(issues_path: str) -> tuple[list, dict[int, list[tuple[Match, int, int | None]]]]:
+def collect(issues_path: str, sources=None) -> tuple[list, dict[int, list[tuple[Match, int, int | None]]]]:
     issues = [i for i in read_export(issues_path) if hasattr(i, "number")]
     issues.sort(key=lambda i: (i.created_at, i.number))
     rules = _rules()
     index = DuplicateIndex()
     pairs: dict[int, list[tuple[Match, int, int | None]]] = {}
     for issue in issues:
-        report = parse(issue.title, issue.body)
+        report = locate(sources, parse(issue.title, issue.body), issue.created_at)
         try:
             findings = rules.evaluate(report) if rules is not None else ()
         except Exception:
@@ -83,13 +85,14 @@ def main() -> None:
     ap.add_argument("gold")
     ap.add_argument("scorer", help="path to score.py")
     ap.add_argument("--misses", action="store_true", help="list false links and missed duplicates")
+    ap.add_argument("--sources", metavar="DB", help="a raise-site index (SQLite) to locate each root cause in")
     a = ap.parse_args()
     spec = importlib.util.spec_from_file_location("devscore", a.scorer)
     scorer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scorer)
     raw = scorer.load_jsonl(a.issues)
     gold = scorer.load_jsonl(a.gold)
-    _, pairs = collect(a.issues)
+    _, pairs = collect(a.issues, _load_sources(a.sources) if a.sources else None)
 
     quiet = no_error_members(gold)
 
@@ -115,6 +118,11 @@ def main() -> None:
         "entities + text": ablate(pairs, lambda m: replace(no_rules(m), signature=None, same_body=False)),
         "text only": ablate(pairs, lambda m: replace(no_entities(no_rules(m)), signature=None, same_body=False)),
         "no signature": ablate(pairs, lambda m: replace(m, signature=None)),
+        "no raise site": ablate(pairs, lambda m: replace(m, site=None)),
+        "no signature, no site": ablate(pairs, lambda m: replace(m, signature=None, site=None)),
+        "no diagnoses, no site": ablate(pairs, lambda m: replace(no_rules(m), site=None)),
+        "no diagnoses, no signature": ablate(pairs, lambda m: replace(no_rules(m), signature=None)),
+        "no diag., no sig., no site": ablate(pairs, lambda m: replace(no_rules(m), signature=None, site=None)),
         "no rule veto": pairs,
         "no near-miss veto": pairs,
         "one threshold": pairs,
@@ -133,6 +141,17 @@ def main() -> None:
         _misses(raw, gold, pairs)
 
 
+def _load_sources(path: str):
+    from bot.stores.sources import load_from
+    from bot.stores.sources.sqlite import SqliteSourceStore
+
+    store = SqliteSourceStore(path)
+    try:
+        return load_from(store)
+    finally:
+        store.close()
+
+
 def _misses(raw, gold, pairs) -> None:
     cluster = {g["number"]: g.get("cluster") for g in gold}
     order = {i["number"]: (i.get("created_at", ""), i["number"]) for i in raw}
@@ -149,7 +168,8 @@ def _misses(raw, gold, pairs) -> None:
             for s, k, m in best:
                 mark = "*" if k in earlier else " "
                 print(f"     {mark}#{k} [{cluster.get(k)}] {s:.2f}/{DEFAULT_POLICY.threshold_for(m):.2f} "
-                      f"text={m.text:.2f} sig={bool(m.signature)} rules={m.shared_rules} conflict={m.rule_conflict} "
+                      f"text={m.text:.2f} sig={bool(m.signature)} site={bool(m.site)} rules={m.shared_rules} "
+                      f"conflict={m.rule_conflict} "
                       f"ents={[e.key + ':' + e.strength[0] for e in m.entities]} near-miss={m.entity_conflict} "
                       f"terms={m.shared_terms}")
 

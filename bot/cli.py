@@ -178,6 +178,7 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     except SettingsError as e:
         sys.exit(f"vllm-triage index: {e}")
     rules = _rules(args)
+    sources = _sources(args, "index")
     if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/stores/dupes/postgres.py)
         path, index = "the Postgres database", open_repo_index(settings.database_url, settings.data_dir, repo)
     else:
@@ -196,7 +197,7 @@ def cmd_index_github(args: argparse.Namespace) -> int:
                     if sys.stderr.isatty() and n % 100 == 0:
                         print(f"\r{n} issues", end="", file=sys.stderr)
                 return await backfill(gh, repo, index, rules, store=store, installation_id=installation,
-                                      progress=progress)
+                                      progress=progress, sources=sources)
             finally:
                 if store is not None:
                     await store.close()
@@ -224,7 +225,7 @@ def cmd_index_export(args: argparse.Namespace) -> int:
     index = open_index_file(args.db)
     try:
         progress = stderr_progress() if sys.stderr.isatty() else None
-        summary = build_from_export(issues, index, rules.evaluate, progress)
+        summary = build_from_export(issues, index, rules.evaluate, progress, _sources(args, "index"))
     finally:
         index.close()
     print(f"{args.export}: {summary.render()} -> {args.db}")
@@ -420,6 +421,9 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--db", help="index file (default: under $VLLM_TRIAGE_DATA_DIR/dupes/)")
     ix.add_argument("--queue-missed", action="store_true",
                     help="with --github: queue a triage for open issues the bot has no record of")
+    ix.add_argument("--sources", default="auto", metavar="DB|auto|none",
+                    help="the raise-site index, to key each issue by its root cause's raise site as triage does "
+                         "(as for replay; default: auto)")
     ix.set_defaults(func=cmd_index)
 
     rd = sub.add_parser("redeliver", help="ask GitHub to deliver again the webhooks that failed since a time")

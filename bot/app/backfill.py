@@ -18,6 +18,8 @@ from bot.app.settings import Settings
 from bot.dupes import DuplicateIndex
 from bot.report import parse
 from bot.rules import RuleSet
+from bot.sources.index import SourceIndex
+from bot.sources.locate import locate
 from bot.stores.deliveries import DeliveryStore
 
 
@@ -51,7 +53,8 @@ async def client_for(repo: str, settings: Settings, session: aiohttp.ClientSessi
 
 async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: DuplicateIndex, rules: RuleSet, *,
                    store: DeliveryStore | None = None, installation_id: int | None = None,
-                   progress: Callable[[int], None] | None = None) -> BackfillSummary:
+                   progress: Callable[[int], None] | None = None,
+                   sources: SourceIndex | None = None) -> BackfillSummary:
     summary = BackfillSummary()
     started = time.monotonic()
     owner, name = repo.split("/", 1)
@@ -60,7 +63,7 @@ async def backfill(gh: gidgethub.abc.GitHubAPI, repo: str, index: DuplicateIndex
         if "pull_request" in issue:
             summary.pull_requests += 1
             continue
-        report = parse(issue.get("title"), issue.get("body"))
+        report = locate(sources, parse(issue.get("title"), issue.get("body")), issue.get("created_at"))
         state = str(issue.get("state") or "open")
         with index.batch():
             index.add(int(issue["number"]), report, rules.evaluate(report), state=state,

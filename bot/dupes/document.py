@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.decision import Finding
-from bot.dupes.signature import Signature, signatures
+from bot.dupes.signature import Signature, signatures, site_keys
 from bot.dupes.text import (
     MAX_BODY_TOKENS,
     MAX_ERROR_TOKENS,
@@ -55,13 +55,15 @@ class IssueDoc:
     body_key: str = ""                                  # digest of a substantial description (a re-filed report)
     entities: tuple[Entity, ...] = ()                  # what a request or question names (bot/report/entities.py)
     kind: str = ""                                      # the report kind (bug, usage, feature, new-model, ...)
+    sites: tuple[str, ...] = ()                         # `site:` keys of the root cause's raise sites
 
     @property
     def keys(self) -> tuple[str, ...]:
-        """Exact-match lookup keys: signatures and rule ids."""
+        """Exact-match lookup keys: signatures, raise sites, rule ids, the description, entities."""
         out: list[str] = []
         for sig in self.signatures:
             out.extend(sig.keys())
+        out.extend(self.sites)
         out.extend("rule:" + rule_id(r) for r in self.rules)
         if self.body_key:
             out.append("body:" + self.body_key)
@@ -171,6 +173,7 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         body_key=body_key(report),
         entities=report.entities,
         kind=report.kind,
+        sites=site_keys(report),
     )
 
 
@@ -184,6 +187,7 @@ def doc_meta(doc: IssueDoc) -> dict[str, Any]:
         "body": doc.body_key,
         "ents": [[e.key, e.reason, e.strength] for e in doc.entities],
         "kind": doc.kind,
+        "sites": list(doc.sites),
     }
 
 
@@ -192,4 +196,4 @@ def doc_from_meta(vector: dict[str, float], meta: dict[str, Any]) -> IssueDoc:
     ents = tuple(Entity(k, r, s) for k, r, s in meta.get("ents", ()))
     return IssueDoc(vector=vector, signatures=sigs, rules=tuple(meta.get("rules", ())),
                     flags=tuple(meta.get("flags", ())), title=meta.get("title", ""), body_key=meta.get("body", ""),
-                    entities=ents, kind=meta.get("kind", ""))
+                    entities=ents, kind=meta.get("kind", ""), sites=tuple(meta.get("sites", ())))

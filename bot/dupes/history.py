@@ -15,6 +15,8 @@ from bot.dupes.index import DuplicateIndex
 from bot.export import IssueRecord
 from bot.report import parse
 from bot.report.model import Report
+from bot.sources.index import SourceIndex
+from bot.sources.locate import locate
 
 _DUPLICATE_OF = re.compile(r"(?i)\b(?:duplicate of|dupe? of)\s+#(\d{1,7})\b")
 
@@ -86,13 +88,15 @@ class BuildSummary:
 
 def build_from_export(issues: Iterable[IssueRecord], index: DuplicateIndex,
                       evaluate: Callable[[Report], tuple[Finding, ...]],
-                      progress: Callable[[int], None] | None = None) -> BuildSummary:
-    """Add (or update) every issue of an export in one batch."""
+                      progress: Callable[[int], None] | None = None,
+                      sources: SourceIndex | None = None) -> BuildSummary:
+    """Add (or update) every issue of an export in one batch. `sources`: the raise-site index, to key each issue by
+    its root cause's raise site as the triage of a new issue does."""
     summary = BuildSummary()
     start = time.perf_counter()
     with index.batch():
         for issue in issues:
-            report = parse(issue.title, issue.body)
+            report = locate(sources, parse(issue.title, issue.body), issue.created_at)
             target = duplicate_target(issue)
             index.add(issue.number, report, evaluate(report), state=issue.state, created_at=issue.created_at,
                       url=issue.url, duplicate_of=target)

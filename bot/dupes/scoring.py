@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.dupes.document import FLAG_PREFIX, IssueDoc
-from bot.dupes.signature import Signature
+from bot.dupes.signature import Signature, describe_site
 from bot.report.model import Entity
 
 
@@ -22,11 +22,13 @@ from bot.report.model import Entity
 class Policy:
     """Signal weights and the link threshold (calibrated on the dev set; see README "Duplicate detection").
 
-    score = w_text·text + w_rule·[same diagnosis] + (w_signature + w_frames·[same frames])·[same error],
+    score = w_text·text + w_rule·[same diagnosis] + (w_signature + w_frames·[same frames])·[same error or site],
     capped at 1, linked at `threshold`. With the defaults:
       * the same diagnosis (rule id) links by itself: a rule names the root cause;
       * the same normalised error needs text ≥ (threshold − w_signature) / w_text ≈ 0.36 as well, because
-        generic errors (CUDA OOM, a failed import) are shared by unrelated root causes;
+        generic errors (CUDA OOM, a failed import) are shared by unrelated root causes; the same raise site in
+        vLLM (the source index's `site:` key: the same statement, whatever its line, hole values or where the
+        report quotes it) counts as the same error, at the same place;
       * text alone needs text ≥ threshold / w_text ≈ 0.86;
       * when both reports are diagnosed and no diagnosis is shared (a near miss: the same error for another
         reason), the error signal does not count; only the text-alone path is left;
@@ -94,6 +96,7 @@ class Match:
     text: float                              # BM25 normalised by the query's self-score, 0..1
     signature: Signature | None = None       # a shared normalised error (the query's side)
     same_frames: bool = False
+    site: str | None = None                  # a shared raise site's key (bot/dupes/signature.py site_key)
     shared_rules: tuple[str, ...] = ()
     same_body: bool = False                  # the same substantial description (a re-filed report)
     rule_conflict: bool = False              # both diagnosed, no diagnosis in common
@@ -107,7 +110,7 @@ class Match:
 
     @property
     def strong(self) -> bool:
-        return bool(self.shared_rules) or self.signature is not None or self.same_body
+        return bool(self.shared_rules) or self.signature is not None or self.site is not None or self.same_body
 
 
 def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = ()) -> Match:
@@ -120,15 +123,16 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
             sig = s
             same_frames = s.frame_key is not None and s.frame_key in doc_frames
             break
+    site = next((k for k in query.sites if k in doc.sites), None)
     shared_rules = shared_diagnoses(query.rules, doc.rules)
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags)
     same_body = bool(query.body_key) and query.body_key == doc.body_key
     entities, entity_conflict = shared_entities(query.entities, doc.entities)
-    return Match(text=text, signature=sig, same_frames=same_frames, shared_rules=shared_rules, same_body=same_body,
-                 rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
+    return Match(text=text, signature=sig, same_frames=same_frames, site=site, shared_rules=shared_rules,
+                 same_body=same_body, rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
                  query_terms=len(query.vector), entities=entities, entity_conflict=entity_conflict,
-                 kind=query.kind, query_has_error=bool(query.signatures))
+                 kind=query.kind, query_has_error=bool(query.signatures or query.sites))
 
 
 _ASKS = ("topic:", "cap:")   # groups that say what is asked about a model
@@ -200,8 +204,8 @@ def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
         score += max(weights.get(e.strength, 0.0) for e in m.entities)
     if m.shared_rules or m.same_body:
         score += policy.w_rule
-    if m.signature is not None and not (m.rule_conflict and policy.veto_rule_conflict):
-        score += policy.w_signature + (policy.w_frames if m.same_frames else 0.0)
+    if (m.signature is not None or m.site is not None) and not (m.rule_conflict and policy.veto_rule_conflict):
+        score += policy.w_signature + (policy.w_frames if m.same_frames or m.site is not None else 0.0)
     return min(score, 1.0)
 
 
@@ -220,8 +224,10 @@ def reason(m: Match) -> str:
     if m.same_body:
         parts.append("same description")
     if m.signature is not None:
-        where = " (same place in vLLM)" if m.same_frames else ""
+        where = " (same place in vLLM)" if m.same_frames or m.site is not None else ""
         parts.append(f"same error: {m.signature.describe()}{where}")
+    elif m.site is not None:
+        parts.append(f"same error raised in vLLM at {describe_site(m.site)}")
     if m.shared_rules:
         parts.append("same diagnosis: " + ", ".join(m.shared_rules))
     parts.extend(e.reason for e in m.entities[:2])

@@ -3,6 +3,10 @@
 Two keys per exception, like Socorro's signature and Sentry's fingerprint variants:
   `msg:` type + normalised first line     -> "the same error"
   `frm:` type + innermost vLLM frames     -> "raised at the same place" (only when vLLM frames are visible)
+and one per raise site of the root cause, when the source index resolved it (bot/sources/locate.py):
+  `site:<file>:<qualname>:<digest of type + template>` -> "the same raise statement", whatever line it sits on in
+  the reporter's release, whatever values fill the message's holes, whether quoted in a traceback, an error line
+  or only the title.
 Wrapper errors that only point at the real cause ("Engine core initialization failed. See root cause above")
 carry no signature of their own.
 """
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 
 from bot.dupes.normalise import normalise_message, short_type
 from bot.dupes.text import is_error_text
-from bot.report.model import ExceptionInfo, Report
+from bot.report.model import ExceptionInfo, RaiseSite, Report
 
 TOP_FRAMES = 3
 MAX_EXCEPTIONS = 4   # root cause plus the few before it
@@ -126,3 +130,26 @@ def signatures(report: Report) -> tuple[Signature, ...]:
             seen.add(sig.key)
             out.append(sig)
     return tuple(out)
+
+
+SITE_PREFIX = "site:"
+
+
+def site_key(site: RaiseSite) -> str:
+    """The raise statement: its file and function in clear (for reasons), its type and message template digested."""
+    return f"{SITE_PREFIX}{site.file}:{site.qualname}:{_digest(f'{site.kind}|{site.type}|{site.message}')}"
+
+
+def site_keys(report: Report) -> tuple[str, ...]:
+    """The root cause's raise sites as keys; none for a wrapper's site (it names no cause) or a log call's (a handler
+    reporting what it caught)."""
+    sites = report.sites
+    if not sites or any(s.wrapper or s.kind == "log" for s in sites):
+        return ()
+    return tuple(dict.fromkeys(site_key(s) for s in sites))
+
+
+def describe_site(key: str) -> str:
+    """`vllm/config/model.py: ModelConfig.verify_with_parallel_config` from a site key."""
+    file, _, rest = key.removeprefix(SITE_PREFIX).partition(":")
+    return f"{file}: {rest.rpartition(':')[0]}"
