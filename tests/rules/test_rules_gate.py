@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import re2
 
 from bot.report import parse
 from bot.rules import evaluate_rule, gate, load_rules
 from bot.rules.conditions import All, Any_, KindCond, Not, TextCond
+from bot.rules.prefilter import open_repeats
 from bot.rules.texts import Texts
 
 RULES = load_rules()
@@ -40,3 +42,28 @@ def test_gate_shapes():
     assert gate(All((KindCond(("bug",)), a))) == ((a.pattern, "log"),)
     assert gate(Any_((a, KindCond(("bug",))))) is None      # one branch needs no pattern
     assert gate(Not(a)) is None
+
+
+@pytest.mark.parametrize(("pattern", "opened"), [
+    (rb"a[^\n]{0,80}b", rb"a[^\n]{0,}b"),
+    (rb"x{2,5}y{3}", rb"x{2,}y{3}"),
+    (rb"[{1,2}]\{1,2\}", rb"[{1,2}]\{1,2\}"),        # in a class, or escaped: literal braces
+    (rb"[]{1,2}]+\x{41}{1,3}", rb"[]{1,2}]+\x{41}{1,}"),
+    (rb"[^]{1,2}]\p{L}{0,9}", rb"[^]{1,2}]\p{L}{0,}"),
+])
+def test_open_repeats(pattern, opened):
+    assert open_repeats(pattern) == opened
+
+
+def test_opened_patterns_match_wherever_the_rule_patterns_do():
+    texts = [(r.title + "\n" + r.body).encode() for r in _reports()]
+    for rule in RULES.rules:
+        for pattern in rule.match.patterns():
+            source = pattern.regexp._pattern
+            try:
+                opened = re2.compile(open_repeats(source))
+            except re2.error:
+                continue    # the prefilter then adds the pattern as written
+            for data in texts:
+                if pattern.regexp.search(data) is not None:
+                    assert opened.search(data) is not None, pattern.source
