@@ -137,7 +137,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_rules_test(args: argparse.Namespace) -> int:
     from bot.rules.selftest import run_rule_tests
 
-    return run_rule_tests(args.rules, sys.stdout)
+    return run_rule_tests(args.rules, sys.stdout, _sources(args, "rules test"))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -462,6 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     rl = sub.add_parser("rules", help="rule-file tools")
     rsub = rl.add_subparsers(dest="rules_command", required=True)
     t = rsub.add_parser("test", help="lint every rule file and run every rule's examples")
+    t.add_argument("--sources", default="auto", metavar="DB|auto|none",
+                   help="the raise-site index (as for replay; default: auto): each rule's raised_in is checked "
+                        "against it and the examples also run with their raise sites located")
     t.set_defaults(func=cmd_rules_test)
     return p
 

@@ -496,6 +496,26 @@ def _shows_a_cause(t: Texts) -> bool:
 # ---------------------------------------------------------------- kind, architecture, model
 
 @dataclass(frozen=True)
+class SiteCond(Condition):
+    """The root cause's raise site, located in the source index (Report.sites): one of `sites`, each `file` or
+    `file:qualname`, names it. A wrapper's site names no cause and never matches; without an index, nothing does."""
+
+    sites: tuple[tuple[str, str | None], ...]   # (file, qualname or None for any function in it)
+
+    def check(self, t: Texts) -> Hit | None:
+        for site in t.report.sites:
+            if site.wrapper:
+                continue
+            for file, qualname in self.sites:
+                if site.file == file and (qualname is None or site.qualname == qualname):
+                    return Hit(_ev(self, f"{site.file}:{site.line} in {site.qualname} (v{site.release})", "site"))
+        return None
+
+    def describe(self) -> str:
+        return "site in " + " | ".join(f if q is None else f"{f}:{q}" for f, q in self.sites)
+
+
+@dataclass(frozen=True)
 class KindCond(Condition):
     kinds: tuple[str, ...]
 

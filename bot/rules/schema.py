@@ -5,6 +5,7 @@ The contract is docs/rules.md; keep both in step.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from bot.rules.conditions import (
     KindCond,
     ListPatternCond,
     Not,
+    SiteCond,
     TextCond,
     ValueTests,
 )
@@ -299,6 +301,19 @@ class _Checker:
             raise self.fail(f"{where}.name", f"{name!r} is not an environment variable name")
         return EnvVarCond.build(name, self.value_tests(m, where, numeric=False, version=False))
 
+    def c_site(self, arg: Any, where: str) -> Condition:
+        names = self.strings(arg, where, allow_single=True)
+        if not names:
+            raise self.fail(where, "must name at least one site")
+        sites: list[tuple[str, str | None]] = []
+        for i, name in enumerate(names):
+            file, _, qualname = name.partition(":")
+            if _SITE_FILE.fullmatch(file) is None or (qualname and _QUALNAME.fullmatch(qualname) is None):
+                raise self.fail(f"{where}[{i}]", f"{name!r} is not `path/to/module.py` or "
+                                                 "`path/to/module.py:Class.function`")
+            sites.append((file, qualname or None))
+        return SiteCond(tuple(sites))
+
     def c_kind(self, arg: Any, where: str) -> Condition:
         kinds = self.strings(arg, where, allow_single=True)
         for i, k in enumerate(kinds):
@@ -307,6 +322,10 @@ class _Checker:
         if not kinds:
             raise self.fail(where, "must name at least one kind")
         return KindCond(kinds)
+
+
+_SITE_FILE = re.compile(r"[A-Za-z_][\w.-]*(/[\w.-]+)*\.py")
+_QUALNAME = re.compile(r"[A-Za-z_<][\w<>]*(\.[A-Za-z_<][\w<>]*)*")
 
 
 def _machine_text(kind: str):
@@ -361,6 +380,7 @@ _CONDITIONS = {
     "env": _Checker.c_env,
     "env_var": _Checker.c_env_var,
     "kind": _Checker.c_kind,
+    "site": _Checker.c_site,
     "architecture": _list_pattern("architecture"),
     "model": _list_pattern("model"),
 }

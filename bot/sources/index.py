@@ -145,6 +145,10 @@ class SourceIndex:
     def __len__(self) -> int:
         return len(self.sites)
 
+    def sites_in(self, file: str) -> list[Site]:
+        """The sites of one module (a path like `vllm/config/model.py`), in any release."""
+        return list(self._by_file.get(file, ()))
+
     def prepare(self) -> None:
         """Prepare every template for fitting now rather than when first a candidate (a long-running process
         does this once after loading, so no query pays for it)."""
