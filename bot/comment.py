@@ -145,19 +145,20 @@ def _site_view(report: Report) -> dict[str, Any] | None:
     if site is None:
         return None
     sites = report.sites
-    first = min((s.first for s in sites), key=_version_key)
-    last = max((s.last for s in sites), key=_version_key)
+    # the releases that raise the message, from this place or another it moved to
+    first = min((s.message_first or s.first for s in sites), key=_version_key)
+    last = max((s.message_last or s.last for s in sites), key=_version_key)
     reporter = report.sites[0].reporter_release
     return {
         "link": Safe(f"[{nz.inline_code(f'{site.file}#L{site.line}', 200)}]({_url(permalink(site))})"),
         "qualname": Safe(nz.inline_code(site.qualname, 150)),
         "verb": Safe(_VERBS.get(site.kind, "raises")),
+        "verb_plural": Safe(_VERBS.get(site.kind, "raises")[:-1]),
         "tag": Safe(nz.plain(release_tag(site.release), 40)),
         "at_release": site.at_release,
         "reporter": Safe(nz.plain(release_tag(reporter), 40)) if reporter else None,
         "first": Safe(nz.plain(release_tag(first), 40)),
         "last": Safe(nz.plain(release_tag(last), 40)),
-        "releases": max(s.releases for s in sites),
         "tied": len(sites),
         "version_known": bool(report.environment.vllm_version),
         # no release after the reporter's raises it: a hint to upgrade, only when every tied site agrees

@@ -272,7 +272,7 @@ def with_sites(*sites: RaiseSite):
 def test_the_site_is_a_permalink_at_the_reporters_tag_with_the_releases_that_raise_it() -> None:
     out = render_comment(with_sites(SITE), (seed_finding(),), (), ())
     assert f"[`vllm/config/model.py#L1065`]({LINK}) in `ModelConfig.verify_with_parallel_config`" in out
-    assert "at v0.18.1 (your release)" in out and "Releases v0.6.3 to v0.18.1 have it (31 releases)" in out
+    assert "at v0.18.1 (your release). Releases v0.6.3 to v0.18.1 raise this message." in out
     assert "upgrading" not in out.split("Where vLLM")[1].split("\n\n")[0]  # 0.19.0 still raises it: no hint
 
 
@@ -297,7 +297,11 @@ def test_tied_sites_are_named_only_when_they_are_in_one_function() -> None:
     second = replace(SITE, id="s2", line=1050, first="0.5.0")
     out = render_comment(with_sites(SITE, second), (seed_finding(),), (), ())
     assert "model.py#L1050" in out and "(one of 2 places in it with this message)" in out
-    assert "Releases v0.5.0 to v0.18.1" in out
+    assert "Releases v0.5.0 to v0.18.1 raise this message" in out
+    # the message raised from elsewhere too (before a module split, after a move): its releases are the message's
+    moved = replace(SITE, message_first="0.2.0", message_last="0.19.0")
+    assert "Releases v0.2.0 to v0.19.0 raise this message" in render_comment(with_sites(moved), (seed_finding(),),
+                                                                             (), ())
     elsewhere = replace(SITE, id="s3", file="vllm/config/parallel.py", qualname="ParallelConfig.check")
     assert "Where vLLM" not in render_comment(with_sites(SITE, elsewhere), (seed_finding(),), (), ())
 
@@ -316,4 +320,4 @@ def test_a_wrapper_site_or_an_unknown_release_is_said_as_such() -> None:
 
 def test_a_logged_message_is_said_to_be_logged() -> None:
     out = render_comment(with_sites(replace(SITE, kind="log", type="error")), (seed_finding(),), (), ())
-    assert "**Where vLLM logs this error:**" in out
+    assert "**Where vLLM logs this error:**" in out and "Releases v0.6.3 to v0.18.1 log this message" in out

@@ -119,10 +119,12 @@ class RaiseSite:
     last: str
     releases: int             # how many indexed releases raise it
     newest: str               # the newest release the index holds
-    raised_after: bool        # a release after the reporter's raises it
+    raised_after: bool        # a release after the reporter's raises its message (here or from another place)
     of: str                   # what resolved: exception | error-line | title | traceback (frames only)
     by: str                   # message | message+frame | message+location | frame
     wrapper: bool = False     # it only reports a failure elsewhere ("Engine core initialization failed")
+    message_first: str | None = None  # the first and last indexed release that raise its message from any place
+    message_last: str | None = None
 
     @property
     def function(self) -> str:
@@ -130,7 +132,8 @@ class RaiseSite:
 
     @property
     def changed_since(self) -> bool:
-        """The reporter's release is known, an indexed release after it exists, and none of those raises it."""
+        """The reporter's release is known, an indexed release after it exists, and none of those raises its message
+        (from this place or another)."""
         return (self.reporter_release is not None and not self.raised_after
                 and self.reporter_release != self.newest)
 

@@ -131,9 +131,11 @@ class SourceIndex:
         templates: dict[str, _Template] = {}
         words: dict[str, list[str]] = {}
         self._by_file: dict[str, list[Site]] = defaultdict(list)
+        self._by_message: dict[tuple[str, str | None, str], list[Site]] = defaultdict(list)
         for site in sites:
             self.sites[site.id] = site
             self._by_file[site.file].append(site)
+            self._by_message[(site.kind, site.type, site.template_json)].append(site)
             entry = templates.get(site.template_json)
             if entry is None:
                 entry = templates[site.template_json] = _Template()
@@ -144,6 +146,11 @@ class SourceIndex:
 
     def __len__(self) -> int:
         return len(self.sites)
+
+    def same_message(self, site: Site) -> list[Site]:
+        """Every site that raises (or logs) what `site` does, the same way: itself, and the same statement in another
+        file or function of some release (a module split, a moved function)."""
+        return list(self._by_message.get((site.kind, site.type, site.template_json), (site,)))
 
     def sites_in(self, file: str) -> list[Site]:
         """The sites of one module (a path like `vllm/config/model.py`), in any release."""

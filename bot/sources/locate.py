@@ -94,7 +94,9 @@ def raise_site(index: SourceIndex, m: SiteMatch, resolution: Resolution, of: str
     lines = index.lines_of(m.site)
     reporter = resolution.release
     newest = index.releases[-1]
-    after = reporter is not None and any(r.key > reporter.key for r, _ in lines)
+    # the message, from this place or another it moved to (a module split, a renamed function)
+    anywhere = sorted({r.key: r for s in index.same_message(m.site) for r, _ in index.lines_of(s)}.items())
+    after = reporter is not None and any(key > reporter.key for key, _ in anywhere)
     site = m.site
     return RaiseSite(
         id=site.id, file=site.file, line=m.line, end_line=m.end_line, qualname=site.qualname, kind=site.kind,
@@ -103,6 +105,8 @@ def raise_site(index: SourceIndex, m: SiteMatch, resolution: Resolution, of: str
         first=lines[0][0].version if lines else m.release.version,
         last=lines[-1][0].version if lines else m.release.version, releases=len(lines), newest=newest.version,
         raised_after=after, of=of, by=m.by, wrapper=is_wrapper(site.type, site.message),
+        message_first=anywhere[0][1].version if anywhere else None,
+        message_last=anywhere[-1][1].version if anywhere else None,
     )
 
 

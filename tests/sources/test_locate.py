@@ -186,7 +186,10 @@ def test_a_release_after_the_reporters_that_no_longer_raises_it(index):
     assert not site.raised_after and site.changed_since
     moved = locate(index, parse("[Bug]: pp", traceback_body(ENV_1).replace(
         "vllm/config/model.py", "vllm/config.py").replace(f"line {LINE_2}", "line 17"))).site
-    assert moved.file == "vllm/config.py" and moved.changed_since  # 2.0 raises it from another file: another site
+    # 2.0 raises it from another file: another site, the same message, so the code did not stop raising it
+    assert (moved.file, moved.last, moved.message_first, moved.message_last) == ("vllm/config.py", "1.0", "1.0", "2.0")
+    assert moved.raised_after and not moved.changed_since
+    assert (site.message_first, site.message_last) == ("1.0", "1.0")
 
 
 def test_without_an_index_nothing_changes(rules):
@@ -228,7 +231,9 @@ def test_the_comment_links_the_site_at_the_reporters_tag_and_hints_at_an_upgrade
     out = triage(5, "[Bug]: " + PP, ENV_2 + "### 🐛 Describe the bug\n\nfails\n", rules, sources=index).decision
     link = f"https://github.com/vllm-project/vllm/blob/v2.0/{CONFIG_2}#L{LINE_2}"
     assert f"[`{CONFIG_2}#L{LINE_2}`]({link}) in `ModelConfig.verify_with_parallel_config`" in out.comment
-    assert "at v2.0 (your release). Only v2.0 has it." in out.comment and "upgrading" not in out.comment
+    # 1.0 raises the message from vllm/config.py: the message's releases are 1.0 to 2.0
+    assert "at v2.0 (your release). Releases v1.0 to v2.0 raise this message." in out.comment
+    assert "upgrading" not in out.comment
     # 1.0's error that 2.0 no longer raises: no rule knows it, the site alone makes the comment, with the hint
     gone = ENV_1 + "```\nValueError: The legacy block manager was removed; this path is gone.\n```\n"
     comment = triage(6, "[Bug]: old path", gone, rules, sources=index).decision.comment
