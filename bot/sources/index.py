@@ -142,6 +142,7 @@ class SourceIndex:
                 words[site.template_json] = (site.words.split() if site.words is not None
                                              else key_words(site.template))
             entry.sites.append(site)
+        self._templates = templates
         self._postings = _postings([(templates[k], w) for k, w in words.items()])
 
     def __len__(self) -> int:
@@ -162,6 +163,19 @@ class SourceIndex:
         for entries in self._postings.values():
             for entry in entries:
                 entry.interpreter_like  # noqa: B018 - computes and caches compiled too
+
+    # ---- sites ----
+    def in_file(self, path: str) -> list[Site]:
+        """The sites of one module (in any release)."""
+        return list(self._by_file.get(path, ()))
+
+    def same_message(self, site: Site) -> list[Site]:
+        """The other sites that raise (or log) the same message with the same type: the statement moved to
+        another file or function between releases, or is repeated elsewhere."""
+        entry = self._templates.get(site.template_json)
+        if entry is None:
+            return []
+        return [s for s in entry.sites if s.id != site.id and s.kind == site.kind and s.type == site.type]
 
     # ---- releases ----
     def release_for(self, version: str | None, created_at: str | None = None) -> Release | None:

@@ -199,3 +199,40 @@ def write_index(root: Path, versions: list[str] | None = None, package: str = "v
     page.mkdir(parents=True, exist_ok=True)
     (page / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n")
     return (root / "simple").as_uri()
+
+
+def read_releases(directory: Path, versions: list[str] | None = None, package: str = "vllm") -> list:
+    """Each release written as an sdist and read (bot/sources/build.py read_release): ReleaseBuilds, oldest first."""
+    from bot.sources.build import read_release
+    from bot.sources.sdists import Sdist
+
+    out = []
+    directory.mkdir(parents=True, exist_ok=True)
+    for version in versions or list(RELEASES):
+        archive = write_sdist(directory, version, package=package)
+        out.append(read_release(package, Sdist(package, version, archive.name, archive.as_uri()), archive))
+    return out
+
+
+def memory_index(directory: Path, package: str = "vllm"):
+    """The two releases folded into a SourceIndex in memory, with their module texts: (index, {(version, path):
+    text})."""
+    import zlib
+
+    from bot.sources.index import SourceIndex
+    from bot.sources.model import Release, add_release
+
+    sites: dict = {}
+    releases, texts = [], {}
+    for i, build in enumerate(read_releases(directory, package=package), start=1):
+        release = Release(i, package, build.version, build.uploaded_at)
+        releases.append(release)
+        add_release(sites, package, release, build.sites)
+        texts.update({(build.version, path): zlib.decompress(data).decode() for path, (_, data) in build.files.items()})
+    return SourceIndex(package, releases, sites.values()), texts
+
+
+def fill_store(store, directory: Path, versions: list[str] | None = None) -> None:
+    """The releases built into a source store (SqliteSourceStore or PostgresSourceStore)."""
+    for build in read_releases(directory, versions):
+        store.add_release(build)
