@@ -117,17 +117,21 @@ async def check_csrf(request: web.Request, settings: DashboardSettings) -> dict[
 
 
 class LoginThrottle:
-    def __init__(self) -> None:
+    """At most `limit` events (failed logins, searches) per client in `window` seconds."""
+
+    def __init__(self, limit: int = MAX_FAILED_LOGINS, window: float = FAILED_LOGIN_WINDOW) -> None:
+        self.limit = limit
+        self.window = window
         self._failures: dict[str, deque[float]] = defaultdict(deque)
 
     def blocked(self, client: str, now: float | None = None) -> bool:
         now = time.time() if now is None else now
         q = self._failures[client]
-        while q and q[0] < now - FAILED_LOGIN_WINDOW:
+        while q and q[0] < now - self.window:
             q.popleft()
         if not q:
             self._failures.pop(client, None)
-        return len(q) >= MAX_FAILED_LOGINS
+        return len(q) >= self.limit
 
     def failed(self, client: str) -> None:
         if len(self._failures) > 10_000:   # bounded memory under a spray of clients

@@ -3,8 +3,9 @@ means, where vLLM raises it (file and version range), solutions, an example fix,
 
 Pure: built from the RuleSet alone (the issues a rule matched are added by the caller). The rule's own `match`
 examples are parsed and evaluated like real reports: the error message is the line its error condition matched
-(never a reporter's title), or the message at its raise site when a `SiteMessages` source is given; the example
-fix shows the example that has a command.
+(never a reporter's title), or the message at its raise site when a `SiteMessages` source (the raise-site index,
+bot/dashboard/sitelinks.py) is given, which also links the entry to the sites its examples' errors resolve to;
+the example fix shows the example that has a command.
 """
 
 from __future__ import annotations
@@ -34,6 +35,22 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class SiteLink:
+    """A raise site of the rule's error, from the raise-site index: its explainer page and where it is raised in the
+    newest release that raises it."""
+
+    id: str
+    file: str
+    qualname: str
+    type: str | None
+    version: str            # the newest indexed release that raises it
+    line: int
+    releases: str           # "0.11.0 – 0.33.0"
+    url: str | None         # the line at that release's tag on GitHub
+    page: str               # /dashboard/errors/<id>
+
+
+@dataclass(frozen=True)
 class CatalogEntry:
     id: str
     title: str
@@ -57,6 +74,8 @@ class CatalogEntry:
     superseded_by: tuple[str, ...]
     related: tuple[tuple[str, str], ...]  # (rule id, title)
     references: tuple[Reference, ...] = field(default=())
+    errors: tuple[str, ...] = ()           # the errors the rule's conditions matched in its examples, best first
+    sites: tuple[SiteLink, ...] = ()       # where vLLM raises them (the raise-site index; empty without it)
 
     @property
     def search_text(self) -> str:
@@ -81,6 +100,9 @@ class CatalogEntry:
             "supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by),
             "related": [{"id": rid, "title": title} for rid, title in self.related],
             "references": [{"text": r.text, "url": r.url} for r in self.references],
+            "sites": [{"id": x.id, "file": x.file, "qualname": x.qualname, "type": x.type, "version": x.version,
+                       "line": x.line, "releases": x.releases, "url": x.url, "page": x.page,
+                       "api": f"/api/errors/{x.id}"} for x in self.sites],
         }
         if matched is not None:
             out["matched_issues"] = matched
@@ -159,9 +181,12 @@ MAX_MESSAGE = 400
 
 class SiteMessages(Protocol):
     """Where the catalog can read an error's message as vLLM's source writes it (the raise-site index): given the
-    rule and the error line found in its examples, the message template at its site, or None."""
+    rule and the error line found in its examples, the message template at its site, or None; and the sites that
+    raise the errors its examples show."""
 
     def message(self, rule: Rule, error: str | None) -> str | None: ...
+
+    def links(self, rule: Rule, errors: tuple[str, ...]) -> tuple[SiteLink, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -272,6 +297,13 @@ def error_message(rule: Rule, examples: list[_Example], sites: SiteMessages | No
     return (pattern, "pattern") if pattern else (None, "none")
 
 
+def example_errors(examples: list[_Example]) -> tuple[str, ...]:
+    """Every distinct error the rule matched in its examples, in the order error_message prefers them."""
+    shown = sorted((e for e in examples if e.error is not None),
+                   key=lambda e: (e.error_rank, not e.traceback, e.command is None))
+    return tuple(dict.fromkeys(e.error for e in shown if e.error is not None))
+
+
 def fix_example(examples: list[_Example]) -> _Example:
     """The example the "Example fix" shows: one the rule fires on, with a command if any has one, then with an
     error, then with a traceback (the first such example)."""
@@ -290,6 +322,7 @@ def build_entry(rule: Rule, rules: RuleSet, sites: SiteMessages | None = None) -
         meaning, solutions = finding.explanation, finding.workaround
     raised = rule.raised_in
     path = _PATH.search(raised) if raised else None
+    errors = example_errors(examples)
     return CatalogEntry(
         id=rule.id, title=rule.title, labels=rule.labels, confidence=rule.confidence,
         message=message, message_from=message_from, meaning=meaning, solutions=solutions,
@@ -306,6 +339,8 @@ def build_entry(rule: Rule, rules: RuleSet, sites: SiteMessages | None = None) -
         superseded_by=tuple(r.id for r in rules.rules if rule.id in r.supersedes),
         related=_related(rule, rules),
         references=tuple(reference(r) for r in rule.references),
+        errors=errors,
+        sites=sites.links(rule, errors) if sites is not None else (),
     )
 
 

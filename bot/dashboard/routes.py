@@ -6,6 +6,8 @@
     POST /dashboard/issues/{owner}/{repo}/{number}/{retriage|duplicate|not-duplicate|suppress-rule}   (login + CSRF)
     GET  /dashboard/rules, /dashboard/rules/{id}        the error catalog
     GET  /api/rules, /api/rules/{id}                     the same as JSON
+    GET|POST /dashboard/errors, GET /dashboard/errors/{id}, GET /api/errors[/{id}]
+                                                         error explainer pages and search (bot/dashboard/errors.py)
     GET|POST /dashboard/login, POST /dashboard/logout
     GET  /dashboard/static/...                           CSS, JS and the vendored Chart.js
 """
@@ -25,7 +27,7 @@ from aiohttp import web
 from bot.app.context import SERVICE, STORE, client_address
 from bot.app.service import Service
 from bot.app.settings import Settings
-from bot.dashboard import data
+from bot.dashboard import data, errors
 from bot.dashboard.auth import (
     SESSION,
     LoginThrottle,
@@ -40,12 +42,14 @@ from bot.dashboard.auth import (
 from bot.dashboard.catalog import Catalog
 from bot.dashboard.render import STATIC_DIR, environment
 from bot.dashboard.settings import DashboardSettings, dashboard_settings
+from bot.dashboard.siteindex import SiteIndexes
+from bot.dashboard.sitelinks import IndexSites
 from bot.dashboard.views import issue_view
 from bot.rules import DEFAULT_RULES_DIR, RuleSet, load_rules
 from bot.stores.deliveries import DeliveryStore
 
 log = logging.getLogger("vllm_triage.dashboard")
-PREFIXES = ("/dashboard", "/api/rules")
+PREFIXES = ("/dashboard", "/api/rules", "/api/errors")
 MAX_ROWS = 20_000
 CLOCK_SKEW = 120.0   # seconds: replicas' clocks may differ when they write decisions
 DONE_MESSAGES = {
@@ -61,8 +65,10 @@ class Dashboard:
     settings: DashboardSettings
     app_settings: Settings
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    sources: SiteIndexes | None = None      # the raise-site index, when one is built
     _rules: RuleSet | None = None
     _catalog: Catalog | None = None
+    _catalog_key: tuple | None = None       # the index the catalog was built with
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # newest decision per issue, kept between requests: each request reads only what was decided since
     _records: dict[tuple[str, int], Any] = field(default_factory=dict)
@@ -99,8 +105,13 @@ class Dashboard:
         return self._rules
 
     async def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = Catalog(await self.rules())
+        """The catalog, with its rules linked to their raise sites when the index is built (rebuilt when the
+        index gains releases)."""
+        loaded = await self.sources.get() if self.sources is not None else None
+        key = loaded.signature if loaded is not None else None
+        if self._catalog is None or key != self._catalog_key:
+            sites = IndexSites(loaded.indexes) if loaded is not None else None
+            self._catalog, self._catalog_key = Catalog(await self.rules(), sites), key
         return self._catalog
 
 
@@ -444,7 +455,20 @@ async def favicon(request: web.Request) -> web.Response:
 def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSettings | None = None) -> None:
     """Register the dashboard on the App's application (call before the app starts)."""
     dash_settings = dashboard or dashboard_settings()
-    app[DASHBOARD] = Dashboard(dash_settings, settings)
+    sources = SiteIndexes(settings.database_url, settings.data_dir)
+    dash = app[DASHBOARD] = Dashboard(dash_settings, settings, sources=sources)
+
+    async def records(request: web.Request) -> list[Any]:
+        return await dash.latest(_store(request))
+
+    async def close_sources(_app: web.Application) -> None:
+        sources.close()
+
+    app.on_cleanup.append(close_sources)
+    errors.setup(app, errors.Deps(
+        require_read=_require_read, page=_page, catalog=dash.catalog, rules=dash.rules, records=records,
+        client=client_address, sources=sources, settings=dash_settings,
+        throttle=LoginThrottle(errors.SEARCHES_PER_MINUTE, 60.0)))
     app.middlewares.append(session_middleware(dash_settings, PREFIXES))
     app.middlewares.append(error_pages())   # inside the session middleware: the page needs the session
     r = app.router

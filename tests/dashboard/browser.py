@@ -61,8 +61,9 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     raise TimeoutError("server did not become healthy")
 
 
-def serve_filled(tmp: Path) -> Iterator[str]:
-    """A `vllm-triage serve` process (dry-run, SQLite) filled with the test export; yields its URL."""
+def serve_filled(tmp: Path, fill: bool = True) -> Iterator[str]:
+    """A `vllm-triage serve` process (dry-run, SQLite) filled with the test export (unless not `fill`); yields its
+    URL. Its data directory is `tmp/data`."""
     port = free_port()
     env = {**os.environ, **server_env(tmp, port)}
     env.pop("VLLM_TRIAGE_MODE", None)
@@ -72,8 +73,9 @@ def serve_filled(tmp: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)
-        issues = load_sorted(str(write_export(tmp / "export.jsonl")), [])
-        feed(url, issues, REPO, SECRET, wait=120)
+        if fill:
+            issues = load_sorted(str(write_export(tmp / "export.jsonl")), [])
+            feed(url, issues, REPO, SECRET, wait=120)
         yield url
     finally:
         proc.terminate()

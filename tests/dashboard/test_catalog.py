@@ -76,6 +76,9 @@ def test_a_site_index_gives_the_message_when_it_knows_the_site():
             return "Pipeline parallelism is not supported for this model. Supported models implement the " \
                    "`SupportsPP` interface." if rule.raised_in and "model.py" in rule.raised_in else None
 
+        def links(self, rule, errors):
+            return ()
+
     sites = Sites()
     catalog = Catalog(load_rules(), sites)
     pp = catalog.entry("pp-model-not-supported")
