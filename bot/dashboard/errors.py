@@ -118,8 +118,10 @@ async def build(request: web.Request, loaded: Loaded, index: SourceIndex, site_i
                 superseding[rid] = other.title
     wanted = {site.id} | {s.id for s in index.same_message(site)}
     issues, recorded = matched_issues(await deps.records(request), wanted)
+    built = loaded.built.get(site.package, ())
     return build_page(index, site, release, requested, text, rules=entries, superseding=list(superseding.items()),
-                      issues=issues, issues_recorded=recorded)
+                      issues=issues, issues_recorded=recorded,
+                      built_at=max((r.built_at for r in built), default=None))
 
 
 async def _site(request: web.Request, *, json_api: bool) -> tuple[Loaded, SourceIndex, str]:

@@ -95,6 +95,7 @@ class ErrorPage:
     issues: tuple[IssueRef, ...]
     issues_recorded: bool               # whether any decision records its raise site (else: none recorded yet)
     search_url: str | None              # the message's literal text searched in the package's GitHub issues
+    built_at: float | None = None       # when the newest release of the index was built
 
     @property
     def id(self) -> str:
@@ -137,7 +138,7 @@ class ErrorPage:
                         "same_file": [r.as_json() for r in self.same_file],
                         "superseding_rules": [{"id": rid, "title": t} for rid, t in self.superseding]},
             "issues": {"recorded": self.issues_recorded, "matched": [i.as_json() for i in self.issues]},
-            "search_issues": self.search_url,
+            "search_issues": self.search_url, "index_built_at": self.built_at,
         }
 
 
@@ -210,7 +211,7 @@ def search_url(site: Site) -> str | None:
 
 def build_page(index: SourceIndex, site: Site, release: Release, requested: str | None, text: str | None, *,
                rules: list[CatalogEntry], superseding: list[tuple[str, str]], issues: list[IssueRef],
-               issues_recorded: bool) -> ErrorPage:
+               issues_recorded: bool, built_at: float | None = None) -> ErrorPage:
     at = site.line_at(release.id)
     assert at is not None, "the page's release must raise the site"
     line, end_line = at
@@ -232,5 +233,5 @@ def build_page(index: SourceIndex, site: Site, release: Release, requested: str 
         same_function=tuple(ref(index, s, release) for s in same_function),
         same_file=tuple(ref(index, s, release) for s in same_file),
         rules=tuple(rules), superseding=tuple(superseding), issues=tuple(issues), issues_recorded=issues_recorded,
-        search_url=search_url(site),
+        search_url=search_url(site), built_at=built_at,
     )

@@ -89,7 +89,8 @@ def guard_code(site: Site) -> str | None:
     g = site.guard
     if not g:
         return None
-    return {"if": f"if {g}:", "else": f"if {g}:\n    ...\nelse:", "early-exit": f"if {g}:\n    return  # or raise",
+    return {"if": f"if {g}:", "else": f"if {g}:  # false: the statement is in its else",
+            "early-exit": f"if {g}:  # false: when true, the block is left before the statement",
             "except": f"except {g}:", "assert": f"assert {g}", "case": f"case {g}:"}.get(site.guard_kind or "", g)
 
 

@@ -90,6 +90,11 @@ def test_the_condition_in_words_for_every_kind_of_guard():
     assert describe.guard_code(by["Pipeline parallelism is not supported for this model class here"]) == \
         "if pp > 1 and (not model_cls.supports_pp):"
     assert describe.guard_code(by["x must be a positive number of workers for this feature"]) == "assert x > 0"
+    assert describe.guard_code(by["The value x must be set before verifying the configuration"]) == \
+        "if x:  # false: the statement is in its else"
+    assert describe.guard_code(by["Falling back to the slow path for this kind of configuration"]).startswith(
+        "if kind == 'fast':  # false")
+    assert describe.guard_code(by["The optional foo package is required for this feature"]) == "except ImportError:"
     assert describe.guard_code(by["This statement is reached whenever finish runs to its end"]) is None
     assert words(describe.what(by["Falling back to the slow path for this kind of configuration"])) == \
         "logged at warning level"
