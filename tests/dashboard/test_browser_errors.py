@@ -10,6 +10,7 @@ import pytest
 
 from .browser import WIDTHS, new_page, require_chromium, serve_filled, shot
 from .sites import PP, build_index, line_of, site_of
+from .test_browser_a11y import CONTRAST
 from .test_browser_layout import OVERFLOWING
 
 require_chromium()
@@ -33,10 +34,12 @@ def served(tmp_path_factory):
         yield url, index
 
 
-def no_sideways(page, width: int) -> None:
+def looks_right(page, width: int) -> None:
+    """No sideways scrolling, nothing overflowing its box, every text readable (WCAG AA contrast)."""
     sideways = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert sideways <= 0, f"{page.url} at {width} px scrolls {sideways} px sideways"
     assert page.evaluate(OVERFLOWING) == [], f"{page.url} at {width} px"
+    assert page.evaluate(CONTRAST, None) == [], f"{page.url} at {width} px"
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
@@ -58,7 +61,7 @@ def test_the_explainer_page(served, browser, device):
     assert page.locator("#permalink").get_attribute("href") == \
         f"https://github.com/vllm-project/vllm/blob/v2.0/vllm/config/model.py#L{line}"
     assert page.locator("#solutions").is_visible() and page.locator("#related-same-message a").count() == 1
-    no_sideways(page, width)
+    looks_right(page, width)
     shot(page, f"errors-page-{width}")
     # the release picker: a site both releases raise, at the older one
     engine = site_of(index, "vllm/engine.py", "Engine core initialization failed")
@@ -70,7 +73,7 @@ def test_the_explainer_page(served, browser, device):
     assert f"vllm/engine.py:{old}" in page.locator("#raised-at").inner_text()
     assert page.locator("#source-code .line.marked .ln").first.inner_text() == str(old)
     assert page.locator("#permalink").get_attribute("href").endswith(f"/blob/v1.0/vllm/engine.py#L{old}")
-    no_sideways(page, width)
+    looks_right(page, width)
     shot(page, f"errors-page-release-{width}")
     # the same message before it moved, one click away
     page.goto(f"{indexed_server}/dashboard/errors/{pp.id}")
@@ -88,7 +91,7 @@ def test_paste_an_error_and_land_on_its_page(served, browser, device):
     context, page, watch = new_page(browser, width=width)
     page.goto(f"{indexed_server}/dashboard/errors")
     assert page.locator("#error-text").is_visible()
-    no_sideways(page, width)
+    looks_right(page, width)
     shot(page, f"errors-search-{width}")
     page.fill("#error-text", TRACEBACK)
     page.click("#error-search button[type=submit]")
@@ -101,7 +104,7 @@ def test_paste_an_error_and_land_on_its_page(served, browser, device):
     page.click("#error-search button[type=submit]")
     rows = page.locator("#hits tbody tr")
     assert rows.count() == 2
-    no_sideways(page, width)
+    looks_right(page, width)
     shot(page, f"errors-search-several-{width}")
     rows.nth(1).locator("a").first.click()
     page.wait_for_url(f"{indexed_server}/dashboard/errors/*")
@@ -113,7 +116,7 @@ def test_paste_an_error_and_land_on_its_page(served, browser, device):
     page.click("#error-search button[type=submit]")
     assert "No indexed error matches" in page.locator("#results").inner_text()
     assert page.locator("#suggested a").count() >= 1
-    no_sideways(page, width)
+    looks_right(page, width)
     shot(page, f"errors-search-none-{width}")
     page.goto(f"{indexed_server}/dashboard/rules/pp-model-not-supported")
     page.locator("#raised-at a").first.click()
