@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releases import fill_store, line_of  # noqa: E402, F401 - re-exported for the tests
+from sources.releases import line_of  # noqa: E402, F401 - re-exported for the tests
+from sources.small import fill_store  # noqa: E402
 
 from bot.sources.index import SourceIndex  # noqa: E402
 from bot.stores.sources.sqlite import SqliteSourceStore, index_file  # noqa: E402

@@ -231,8 +231,3 @@ def memory_index(directory: Path, package: str = "vllm"):
         texts.update({(build.version, path): zlib.decompress(data).decode() for path, (_, data) in build.files.items()})
     return SourceIndex(package, releases, sites.values()), texts
 
-
-def fill_store(store, directory: Path, versions: list[str] | None = None) -> None:
-    """The releases built into a source store (SqliteSourceStore or PostgresSourceStore)."""
-    for build in read_releases(directory, versions):
-        store.add_release(build)

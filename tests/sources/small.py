@@ -5,20 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.sources.build import read_release
 from bot.sources.index import SourceIndex
-from bot.sources.sdists import Sdist
 from bot.stores.sources.sqlite import SqliteSourceStore
 
-from .releases import RELEASES, write_sdist
+from .releases import read_releases
 
 
 def fill_store(store, directory: Path, versions: list[str] | None = None):
     """Every test release (or `versions`) read from its sdist into `store`; returns the store."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for version in versions or list(RELEASES):
-        archive = write_sdist(directory, version)
-        store.add_release(read_release("vllm", Sdist("vllm", version, archive.name, archive.as_uri()), archive))
+    for build in read_releases(directory, versions):
+        store.add_release(build)
     return store
 
 
