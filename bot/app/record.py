@@ -16,6 +16,7 @@ from bot.sources.locate import permalink
 from bot.triage import Triage
 
 MAX_TEXT = 300
+MAX_TIED = 20
 MAX_EVIDENCE = 8
 
 
@@ -56,13 +57,15 @@ def _candidate(c: Candidate) -> dict[str, Any]:
 
 
 def site_detail(r: Report) -> dict[str, Any] | None:
-    """The root cause's raise site (the first of tied ones) as the issue page shows it."""
+    """The root cause's raise site (the first of tied ones) as the issue page shows it, and the ids of every tied
+    site (the explainer page of each lists the issue)."""
     if not r.sites:
         return None
     s = r.sites[0]
     return {"id": s.id, "file": s.file, "line": s.line, "qualname": _cut(s.qualname, 200), "type": s.type,
             "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
-            "changed_since": s.changed_since, "wrapper": s.wrapper, "tied": len(r.sites), "url": permalink(s)}
+            "changed_since": s.changed_since, "wrapper": s.wrapper, "tied": len(r.sites), "url": permalink(s),
+            "ids": [t.id for t in r.sites[:MAX_TIED]]}
 
 
 def issue_meta(title: str, created_at: str, url: str | None, labels: tuple[str, ...] | list[str]) -> dict[str, Any]:

@@ -66,15 +66,15 @@ def _deps(request: web.Request) -> Deps:
 # ------------------------------------------------------------------------------------------------ issues
 
 def site_ids(plan: Any) -> tuple[set[str], str | None]:
-    """The raise sites a decision record names (`plan["decision"]["site"]`, or each of `["sites"]`, as
-    `{"id": …, "release": …}`), and the release it was resolved at."""
+    """The raise sites a decision record names (`plan["decision"]["site"]`: its `id` and the `ids` of every
+    site tied with it, bot/app/record.py site_detail), and the release it was resolved at."""
     decision = plan.get("decision") if isinstance(plan, dict) else None
-    if not isinstance(decision, dict):
+    site = decision.get("site") if isinstance(decision, dict) else None
+    if not isinstance(site, dict) or not site.get("id"):
         return set(), None
-    found = [decision.get("site"), *(decision.get("sites") or [] if isinstance(decision.get("sites"), list) else [])]
-    ids = {str(s["id"]) for s in found if isinstance(s, dict) and s.get("id")}
-    first = next((s for s in found if isinstance(s, dict) and s.get("id")), None)
-    release = first.get("release") if first is not None else None
+    tied = site.get("ids") if isinstance(site.get("ids"), list) else []
+    ids = {str(site["id"])} | {str(i) for i in tied if isinstance(i, str) and i}
+    release = site.get("release")
     return ids, str(release) if release else None
 
 

@@ -43,11 +43,12 @@ def signed(payload: dict) -> tuple[bytes, dict[str, str]]:
                   "X-Hub-Signature-256": "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()}
 
 
-async def fill(client: TestClient) -> None:
-    """Deliver the test export (oldest first) and wait until the worker has processed every delivery."""
+async def fill(client: TestClient, raws: list[dict] | None = None) -> None:
+    """Deliver the test export (or `raws`, GitHub issue objects; oldest first) and wait until the worker has processed
+    every delivery."""
     import asyncio
 
-    for raw in export_issues():
+    for raw in export_issues() if raws is None else raws:
         issue = issue_from_json(raw)
         actions = ("opened", "closed") if issue.state == "closed" else ("opened",)
         for action in actions:

@@ -32,3 +32,19 @@ def site_of(index: SourceIndex, file: str, text: str):
     found = [s for s in index.sites.values() if s.file == file and text in s.message]
     assert len(found) == 1, found
     return found[0]
+
+
+def pp_report(number: int, version: str, *, traceback: bool = True) -> dict:
+    """A bug report (a GitHub issue object) whose root cause is the SupportsPP error of the test releases, at
+    `version`: with its traceback, or quoting only the message in the title."""
+    env = f"### Your current environment\n\n```text\nvLLM Version                 : {version}\n```\n\n"
+    bug = "### 🐛 Describe the bug\n\nvllm serve some/model --pipeline-parallel-size 2 fails at start-up.\n"
+    if traceback:
+        bug += ("\n```text\nTraceback (most recent call last):\n"
+                "  File \"/usr/lib/python3.12/site-packages/vllm/engine.py\", line 11, in start_engine\n"
+                "    core = make_core(config)\n"
+                f"NotImplementedError: {PP}\n```\n")
+    title = f"[Bug]: pipeline parallel start-up fails on {version}" if traceback else f"[Bug]: {PP}"
+    return {"number": number, "title": title, "body": env + bug, "state": "open",
+            "created_at": "2026-06-01T10:00:00Z", "updated_at": "2026-06-01T10:00:00Z", "comments": 0,
+            "user": {"login": "reporter"}, "labels": []}

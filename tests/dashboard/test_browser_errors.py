@@ -8,8 +8,12 @@ import re
 
 import pytest
 
+from bot.dashboard.feed import feed
+from bot.export import issue_from_json
+
 from .browser import WIDTHS, new_page, require_chromium, serve_filled, shot
-from .sites import PP, build_index, line_of, site_of
+from .conftest import REPO, SECRET
+from .sites import PP, build_index, line_of, pp_report, site_of
 from .test_browser_a11y import CONTRAST
 from .test_browser_layout import OVERFLOWING
 
@@ -27,10 +31,13 @@ NotImplementedError: {PP}
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """(URL of a server whose data directory holds the test index, that index)."""
+    """(URL of a server whose data directory holds the test index and that triaged two reports of the SupportsPP
+    error, that index)."""
     tmp = tmp_path_factory.mktemp("errors-browser")
     index = build_index(tmp / "data", tmp / "sdists")
     for url in serve_filled(tmp, fill=False):
+        reports = [pp_report(931, "2.0"), pp_report(932, "1.0", traceback=False)]
+        feed(url, [issue_from_json(r) for r in reports], REPO, SECRET, wait=120)
         yield url, index
 
 
@@ -61,8 +68,19 @@ def test_the_explainer_page(served, browser, device):
     assert page.locator("#permalink").get_attribute("href") == \
         f"https://github.com/vllm-project/vllm/blob/v2.0/vllm/config/model.py#L{line}"
     assert page.locator("#solutions").is_visible() and page.locator("#related-same-message a").count() == 1
+    matched = page.locator("#matched tbody tr")
+    assert matched.count() == 2 and matched.first.is_visible()
+    assert "vllm-project/vllm#932" in page.locator("#matched").inner_text()
     looks_right(page, width)
     shot(page, f"errors-page-{width}")
+    # an issue that matched it, and back from its page
+    page.locator("#matched a", has_text="#931").click()
+    page.wait_for_url(f"{indexed_server}/dashboard/issues/{REPO}/931")
+    assert "vllm/config/model.py" in page.locator("#raise-site").inner_text()
+    looks_right(page, width)
+    shot(page, f"errors-issue-site-{width}")
+    page.click("#site-page")
+    page.wait_for_url(f"{indexed_server}/dashboard/errors/{pp.id}")
     # the release picker: a site both releases raise, at the older one
     engine = site_of(index, "vllm/engine.py", "Engine core initialization failed")
     page.goto(f"{indexed_server}/dashboard/errors/{engine.id}")

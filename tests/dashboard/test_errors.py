@@ -17,8 +17,8 @@ from bot.dashboard import errors
 from bot.dashboard.auth import LoginThrottle
 from bot.stores.sources.sqlite import index_file
 
-from .conftest import csrf_of, server_env
-from .sites import PP, build_index, line_of, site_of
+from .conftest import csrf_of, fill, server_env
+from .sites import PP, build_index, line_of, pp_report, site_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 CHECKPOINT = "ValueError: Unsupported checkpoint format bin for this loader"
@@ -173,6 +173,26 @@ async def test_the_issues_whose_decision_resolved_to_it(indexed, index):
     assert j["issues"]["recorded"] and [i["number"] for i in j["issues"]["matched"]] == [903]
 
 
+async def test_the_issues_triage_located_there(indexed, index):
+    """Triage records the root cause's site in its decision (bot/app/record.py): the explainer page lists the issue,
+    at the release it resolved at, and the issue page links to the explainer."""
+    pp = site_of(index, "vllm/config/model.py", "Pipeline parallelism")
+    old = site_of(index, "vllm/config.py", "Pipeline parallelism")
+    await fill(indexed, [pp_report(921, "2.0"), pp_report(922, "1.0", traceback=False)])
+    j = await (await indexed.get(f"/api/errors/{pp.id}")).json()
+    matched = {i["number"]: i for i in j["issues"]["matched"]}
+    assert matched[921]["release"] == "2.0" and matched[922]["release"] == "1.0"
+    assert matched[921]["title"] == "[Bug]: pipeline parallel start-up fails on 2.0"
+    j = await (await indexed.get(f"/api/errors/{old.id}")).json()
+    assert 922 in [i["number"] for i in j["issues"]["matched"]]
+    page = text_of(await (await indexed.get(f"/dashboard/errors/{pp.id}")).text())
+    assert "vllm-project/vllm#921" in page and "vllm-project/vllm#922" in page
+    issue = await (await indexed.get("/dashboard/issues/vllm-project/vllm/921")).text()
+    assert f'href="/dashboard/errors/{pp.id}"' in issue
+    issue = await (await indexed.get("/dashboard/issues/vllm-project/vllm/922")).text()
+    assert f'href="/dashboard/errors/{old.id}"' in issue
+
+
 async def test_a_pasted_error_lands_on_its_page(indexed, index):
     pp = site_of(index, "vllm/config/model.py", "Pipeline parallelism")
     resp = await search(indexed, f"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
@@ -275,8 +295,9 @@ async def test_a_private_dashboard_asks_for_a_login(tmp_path, monkeypatch, built
 
 async def test_decision_records_name_their_sites():
     assert errors.site_ids({"decision": {"site": {"id": "a" * 16, "release": "0.17.0"}}}) == ({"a" * 16}, "0.17.0")
-    assert errors.site_ids({"decision": {"sites": [{"id": "b" * 16}, {"id": "c" * 16}]}}) == (
+    assert errors.site_ids({"decision": {"site": {"id": "b" * 16, "ids": ["b" * 16, "c" * 16, 7, None]}}}) == (
         {"b" * 16, "c" * 16}, None)
-    for plan in ({}, {"decision": None}, {"decision": {"site": "x"}}, {"decision": {"sites": "x"}}, None, []):
+    for plan in ({}, {"decision": None}, {"decision": {"site": "x"}}, {"decision": {"site": {"ids": ["d" * 16]}}},
+                 None, []):
         assert errors.site_ids(plan) == (set(), None)
     assert errors.site_ids({"decision": {"site": {"id": 5}}})[0] == {"5"}
