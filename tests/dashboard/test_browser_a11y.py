@@ -135,7 +135,7 @@ def test_error_answers_are_pages_with_navigation(server, browser, device):
         assert page.locator("h1").inner_text().startswith(f"{status} · ")
         assert message in page.locator("#error-page").inner_text()
         nav = page.locator("header.top nav a")
-        assert [nav.nth(i).inner_text() for i in range(nav.count())] == ["Overview", "Queue", "Error catalog"]
+        assert [nav.nth(i).inner_text() for i in range(nav.count())] == ["Overview", "Queue", "Error catalog", "Errors"]
         assert page.locator("#error-page a[href='/dashboard/queue']").count() == 1
         sideways = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert sideways <= 0
