@@ -126,7 +126,7 @@ class IndexSites:
             index = self.indexes.get(package)
             if index is None:
                 continue
-            for site in index.in_file(path):
+            for site in index.sites_in(path):
                 if site.kind == "raise" and site.type in types and (site.qualname in names or site.function in names):
                     out.append((index, site))
         return out

@@ -166,7 +166,7 @@ def neighbours(index: SourceIndex, site: Site, release: Release, limit: int = 8)
     here = site.line_at(release.id)
     centre = here[0] if here else 0
     same_function, same_file = [], []
-    for other in index.in_file(site.file):
+    for other in index.sites_in(site.file):
         if other.id == site.id:
             continue
         at = other.line_at(release.id)

@@ -165,10 +165,6 @@ class SourceIndex:
                 entry.interpreter_like  # noqa: B018 - computes and caches compiled too
 
     # ---- sites ----
-    def in_file(self, path: str) -> list[Site]:
-        """The sites of one module (in any release)."""
-        return list(self._by_file.get(path, ()))
-
     def same_message(self, site: Site) -> list[Site]:
         """The other sites that raise (or log) the same message with the same type: the statement moved to
         another file or function between releases, or is repeated elsewhere."""

@@ -154,7 +154,7 @@ def test_neighbours_and_the_same_message_elsewhere(index):
     same_function, same_file = describe.neighbours(index, engine, two)
     assert [s.kind for s in same_function] == ["log"]
     assert [s.function for s in same_file] == ["check"]
-    assert {s.file for s in index.in_file("vllm/models/a.py")} == {"vllm/models/a.py"}
+    assert {s.file for s in index.sites_in("vllm/models/a.py")} == {"vllm/models/a.py"}
 
 
 def test_a_pasted_traceback_resolves_to_its_site(index):
