@@ -219,7 +219,7 @@ def build_page(index: SourceIndex, site: Site, release: Release, requested: str 
     assert whole is not None
     same_function, same_file = describe.neighbours(index, site, release)
     order = {r.id: i for i, r in enumerate(index.releases)}
-    moved = sorted(index.same_message(site),
+    moved = sorted((s for s in index.same_message(site) if s.id != site.id),
                    key=lambda s: -max((order.get(i, -1) for i in s.release_ids()), default=-1))
     return ErrorPage(
         site=site, package=site.package, title=title(site), label=label(site), pieces=pieces(site),

@@ -105,7 +105,7 @@ class IndexSites:
         chosen: dict[str, tuple[SourceIndex, Site]] = {}
         for error in errors:
             for index, site in self.resolve(error):
-                for s in (site, *index.same_message(site)):
+                for s in index.same_message(site):
                     chosen.setdefault(s.id, (index, s))
         if not errors:
             for index, site in self.named(rule):

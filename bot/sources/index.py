@@ -164,15 +164,6 @@ class SourceIndex:
             for entry in entries:
                 entry.interpreter_like  # noqa: B018 - computes and caches compiled too
 
-    # ---- sites ----
-    def same_message(self, site: Site) -> list[Site]:
-        """The other sites that raise (or log) the same message with the same type: the statement moved to
-        another file or function between releases, or is repeated elsewhere."""
-        entry = self._templates.get(site.template_json)
-        if entry is None:
-            return []
-        return [s for s in entry.sites if s.id != site.id and s.kind == site.kind and s.type == site.type]
-
     # ---- releases ----
     def release_for(self, version: str | None, created_at: str | None = None) -> Release | None:
         key = (version, created_at[:19] if created_at else None)
