@@ -31,6 +31,7 @@ class Texts:
         self._frames: tuple[Frame, ...] | None = None
         self._messages: dict[int, bytes] = {}
         self._title: str | None = None
+        self._prose: tuple[str | None] | None = None
 
     def text(self, name: str) -> bytes:
         data = self._bytes.get(name)
@@ -83,11 +84,8 @@ class Texts:
             return text
         # the reporter's words as corrected, after the text as written: a keyword matches either
         fixed = [self.corrected_title] if base in ("title", "any") and self.corrected_title is not r.title else []
-        if base != "title":
-            prose = r.prose or ""
-            corrected = self.wording.correct(prose)
-            if corrected is not prose:
-                fixed.append(corrected)
+        if base != "title" and self.corrected_prose is not None:
+            fixed.append(self.corrected_prose)
         return "\n".join([text, *fixed]) if fixed else text
 
     def _machine(self, name: str) -> str:
@@ -99,6 +97,15 @@ class Texts:
             lines += [line[:MAX_LINE] for line in r.error_lines]
             return "\n".join(lines)
         return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
+
+    @property
+    def corrected_prose(self) -> str | None:
+        """The reporter's prose with words corrected, or None when correcting changed nothing."""
+        if self._prose is None:
+            prose = self.report.prose or ""
+            corrected = prose if self.wording is None else self.wording.correct(prose)
+            self._prose = (corrected if corrected is not prose else None,)
+        return self._prose[0]
 
     @property
     def corrected_title(self) -> str:
