@@ -113,8 +113,8 @@ class ErrorPage:
     def as_json(self) -> dict[str, Any]:
         s, span = self.site, self.span
         return {
-            "id": s.id, "package": self.package, "page": page_of(s.id), "title": self.title,
-            "kind": s.kind, "type": s.type, "label": self.label,
+            "id": s.id, "package": self.package, "page": page_of(s.id), "api": f"/api/errors/{s.id}",
+            "title": self.title, "kind": s.kind, "type": s.type, "label": self.label,
             "message": {"template": self.message,
                         "pieces": [{"hole": text} if hole else {"text": text} for text, hole in self.pieces]},
             "file": s.file, "qualname": s.qualname, "function": s.function,

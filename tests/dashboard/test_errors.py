@@ -110,6 +110,10 @@ async def test_the_page_of_an_error_has_what_the_seed_page_has(indexed, index):
     # no decision records a site yet; the JSON link
     assert "None recorded yet" in words
     assert f'href="/api/errors/{pp.id}"' in page
+    # each of the seed page's parts where docs/dashboard.md says it is
+    for part in ("error-message", "error-type", "meaning", "source-code", "permalink", "releases", "solutions",
+                 "example-fix", "when", "related", "issues"):
+        assert f'id="{part}"' in page, part
 
 
 async def test_a_release_is_picked_and_one_that_does_not_raise_it_says_so(indexed, index):

@@ -96,3 +96,39 @@ def test_the_moe_backend_error_resolves_to_the_fused_moe_oracle(index):
     old = resolve(loaded, parse("[Bug]: marlin", MOE_REPORT.replace("vllm 0.17.0", "vllm 0.6.3")))
     assert old.resolution.release.version == "0.6.3"
     assert not old.resolution.site.at_release and old.resolution.site.release.version == "0.17.0"
+
+
+def test_the_seed_errors_explainer_page_has_what_the_seed_page_has(index):
+    """The page (as its JSON) for the seed's SupportsPP error at 0.17.0, item by item against the seed's page: the
+    message, the type, what it means, the code around the raise pinned to the release, the releases, solutions
+    and an example fix, when it happens, related errors, the JSON API."""
+    from bot.dashboard.catalog import Catalog
+    from bot.dashboard.explainer import build_page, chosen_release
+    from bot.dashboard.sitelinks import IndexSites, coverage
+    from bot.rules import DEFAULT_RULES_DIR, load_rules
+
+    loaded, text = index
+    site = resolve(loaded, parse("[Bug]: pp", PP_REPORT)).resolution.site.site
+    catalog = Catalog(load_rules(DEFAULT_RULES_DIR), IndexSites({"vllm": loaded}))
+    rules = [catalog.entry(rid) for rid in coverage(catalog).get(site.id, ())]
+    release, _ = chosen_release(loaded, site, "0.17.0")
+    page = build_page(loaded, site, release, "0.17.0", text, rules=rules, superseding=[], issues=[],
+                      issues_recorded=False).as_json()
+    assert page["message"]["template"] == ("Pipeline parallelism is not supported for this model. Supported models "
+                                           "implement the `SupportsPP` interface.")
+    assert page["type"] == "NotImplementedError"
+    assert "pp-model-not-supported" in [r["id"] for r in page["meaning"]["rules"]]
+    assert "pipeline_parallel_size > 1" in page["meaning"]["condition"]
+    source = page["source"]
+    assert source["release"] == "0.17.0" and source["line"] == 1065
+    assert source["permalink"] == "https://github.com/vllm-project/vllm/blob/v0.17.0/vllm/config/model.py#L1065"
+    excerpt = [c["line"] for c in source["excerpt"]]
+    assert excerpt[0] == 1045 and excerpt[-1] >= 1085
+    assert [c["text"].strip() for c in source["excerpt"] if c["marked"]][0] == "raise NotImplementedError("
+    assert page["releases"]["first"] == "0.17.0" and page["releases"]["runs"][0]["line"] == 1065
+    solutions = {s["rule"]: s for s in page["solutions"]}
+    assert "--pipeline-parallel-size" in solutions["pp-model-not-supported"]["example_fix"]["before"]
+    assert solutions["pp-model-not-supported"]["solutions"]
+    assert page["related"]["same_function"], "the attention heads check of the same function"
+    assert [r["file"] for r in page["related"]["same_message"]] == ["vllm/config.py"]    # 0.6.3
+    assert page["api"] == f"/api/errors/{site.id}"
