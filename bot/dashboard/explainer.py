@@ -153,8 +153,13 @@ def pieces(site: Site) -> tuple[tuple[str, bool], ...]:
 
 
 def title(site: Site) -> str:
+    """The message on one line, cut at a word when it is longer than MAX_TITLE."""
     text = " ".join(site.message.split())
-    return text if len(text) <= MAX_TITLE else text[:MAX_TITLE - 1].rstrip() + "…"
+    if len(text) <= MAX_TITLE:
+        return text
+    cut = text[:MAX_TITLE - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > MAX_TITLE // 2 else cut).rstrip() + "…"
 
 
 def _releases_text(index: SourceIndex, site: Site) -> str:

@@ -143,6 +143,10 @@ async def test_the_json_has_the_same_content(indexed, index):
     assert (j["id"], j["type"], j["kind"], j["file"], j["qualname"]) == (
         pp.id, "NotImplementedError", "raise", "vllm/config/model.py", "ModelConfig.verify_with_parallel_config")
     assert j["message"]["template"] == PP and j["message"]["pieces"] == [{"text": PP}]
+    # the heading: a message longer than 100 characters is cut at a word
+    assert j["title"] == ("Pipeline parallelism is not supported for this model. Supported models implement "
+                          "the `SupportsPP`…")
+    assert j["api"] == f"/api/errors/{pp.id}"
     assert j["meaning"]["guard_kind"] == "if" and "pp-model-not-supported" in [r["id"] for r in j["meaning"]["rules"]]
     assert j["source"]["permalink"].endswith(f"/blob/v2.0/vllm/config/model.py#L{line}")
     assert [x["line"] for x in j["source"]["excerpt"] if x["marked"]] == list(range(line, line + 4))
