@@ -69,5 +69,16 @@ def search(index: SourceIndex, text: str, version: str | None = None) -> Found:
     for what, query in queries(text, version, newest):
         resolution = index.match(query)
         if resolution.matches:
-            return Found(resolution, what, truncated)
+            return Found(_cut_short(index, query, resolution), what, truncated)
     return Found(None, None, truncated)
+
+
+def _cut_short(index: SourceIndex, query: Query, resolution: Resolution) -> Resolution:
+    """A person pastes the start of a message as often as all of it. When the text only ends the message early
+    (no exact fit) and fits no site at the release searched, read it as known to be cut: a longer message of that
+    release that it begins wins over the older releases' shorter one, which the stricter reading preferred."""
+    if query.cut or query.free_text or any(m.at_release for m in resolution.matches) \
+            or any(m.fit is None or m.fit.how == "exact" for m in resolution.matches):
+        return resolution
+    again = index.match(replace(query, cut=True))
+    return again if any(m.at_release for m in again.matches) else resolution

@@ -191,6 +191,31 @@ def test_a_message_raised_in_two_places_lists_both(index):
     assert sorted(m.site.file for m in found.matches) == ["vllm/models/a.py", "vllm/models/b.py"]
 
 
+def test_the_start_of_a_message_finds_the_release_searched_before_an_older_shorter_one():
+    old = """
+        def start(pool):
+            if pool.threads:
+                raise NotImplementedError("Widget pool manager is not supported yet with threads.")
+    """
+    new = """
+        def start(pool):
+            if not pool.supports_widgets:
+                raise NotImplementedError(
+                    "Widget pool manager is not supported for this model. Supported models implement the WidgetPool "
+                    "interface, listed in the registry.")
+    """
+    index, by = sites_of("", [("1.0", old), ("2.0", new)])
+    current = next(s for m, s in by.items() if m.startswith("Widget pool manager is not supported for"))
+    older = next(s for m, s in by.items() if m.startswith("Widget pool manager is not supported yet"))
+    start = "NotImplementedError: Widget pool manager is not supported"
+    found = search(index, start)
+    assert [(m.site.id, m.release.version, m.at_release) for m in found.matches] == [(current.id, "2.0", True)]
+    # at the old release, and for the old message in full, the old site
+    assert [m.site.id for m in search(index, start, "1.0").matches] == [older.id]
+    whole = search(index, "NotImplementedError: Widget pool manager is not supported yet with threads.")
+    assert [(m.site.id, m.at_release) for m in whole.matches] == [(older.id, False)]
+
+
 def test_text_that_is_no_site_matches_nothing(index):
     for text in ("", "   ", "hello", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
                  "ValueError: " + "x" * 300):
