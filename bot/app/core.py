@@ -68,6 +68,9 @@ class Excluding:
         return (tuple(linked[:limit]), tuple(c for c in related if c.number not in skip)[:limit])
 
 
+MAX_RULE_VARIANTS = 32   # rule sets less some suppressed rules, kept for the next issue that suppresses the same
+
+
 class Core:
     def __init__(self, rules_dir: str | None, data_dir: str, triage_fn: Callable[..., Triage],
                  database_url: str | None = None) -> None:
@@ -77,6 +80,7 @@ class Core:
         self.triage_fn = triage_fn
         self.indexes: dict[str, DuplicateIndex] = {}
         self.sources: SourceIndex | None = None
+        self._without: dict[frozenset[str], RuleSet] = {}
         self.reload_sources()
 
     def reload_sources(self) -> int:
@@ -109,13 +113,24 @@ class Core:
         similar = (Excluding(index, rejected, confirmed) if rejected or confirmed else index) if duplicates else None
         rules = self.rules
         if suppressed:  # rules a maintainer switched off for this issue
-            rules = RuleSet(tuple(r for r in rules.rules if r.id not in suppressed))
+            rules = self.rules_without(frozenset(suppressed))
         result = self.triage_fn(issue.number, issue.title, issue.body, rules, similar, sources=self.sources,
                                 created_at=issue.created_at or None)
         index.add(issue.number, result.report, result.decision.findings, state=issue.state,
                   created_at=issue.created_at, url=issue.url,
                   duplicate_of=confirmed[-1] if confirmed else None)   # a confirmed link survives an edit
         return result
+
+    def rules_without(self, suppressed: frozenset[str]) -> RuleSet:
+        """The rules less `suppressed`, built once per set of ids: a RuleSet builds its prefilter and keywords
+        (~0.4 s of CPU)."""
+        rules = self._without.get(suppressed)
+        if rules is None:
+            if len(self._without) >= MAX_RULE_VARIANTS:
+                self._without.clear()
+            rules = RuleSet(tuple(r for r in self.rules.rules if r.id not in suppressed))
+            self._without[suppressed] = rules
+        return rules
 
     def index_closed(self, repo: str, issue: Any) -> None:
         analysis = analyse(issue.title, issue.body, self.rules, self.sources, issue.created_at or None)
