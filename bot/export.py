@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.validtext import valid_text
+
 
 @dataclass(frozen=True)
 class IssueRecord:
@@ -87,7 +89,7 @@ def read_export(path: str | Path) -> Iterator[IssueRecord | ExportProblem]:
 
 def _one(obj: Any, n: int, unit: str) -> Iterator[IssueRecord | ExportProblem]:
     try:
-        issue = issue_from_json(obj)
+        issue = issue_from_json(valid_text(obj))
     except ValueError as e:
         yield ExportProblem(n, str(e) if unit == "line" else f"item {n}: {e}")
         return

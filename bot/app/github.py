@@ -25,6 +25,7 @@ from gidgethub import apps
 from bot.app.permissions import OPTIONAL, can_act, lacking
 from bot.app.settings import Settings
 from bot.isotime import epoch
+from bot.validtext import valid_text
 
 log = logging.getLogger("vllm_triage.github")
 _JITTER = random.Random()  # retry jitter from its own generator, never the global one
@@ -116,6 +117,10 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                     raise TransientError(what) from e
                 log.info("retrying after %s", what)
                 await self.sleep(self.settings.http_backoff_seconds * 2 ** (attempt - 1) * _JITTER.random())
+
+    async def _make_request(self, *args: Any, **kwargs: Any) -> tuple[Any, str | None, int]:
+        data, more, status = await super()._make_request(*args, **kwargs)
+        return valid_text(data), more, status
 
     async def manage_rate_limit(self, *, method: str, url: str) -> None:
         limit = self.rate_limit

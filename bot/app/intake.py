@@ -24,7 +24,7 @@ from aiohttp import web
 
 from bot.app.context import CLIENT_HEADER, INTAKE, METRICS, SETTINGS, STORE
 from bot.app.lifeline import follow_parent
-from bot.app.metrics import Metrics
+from bot.app.metrics import Metrics, share_across_processes
 from bot.app.settings import Settings
 from bot.app.webhook import webhook
 from bot.app.worker import Intake
@@ -41,6 +41,11 @@ RESTART_PAUSE = 1.0  # seconds between restarts of an intake process that keeps 
 
 def primary_socket(settings: Settings) -> str:
     return str(Path(settings.data_dir) / f"primary-{settings.port}.sock")
+
+
+def metrics_dir(settings: Settings) -> Path:
+    """Where every process of the server writes its counts (bot/app/metrics.py)."""
+    return Path(settings.data_dir) / f"metrics-{settings.port}"
 
 
 def _headers(headers) -> list[tuple[str, str]]:
@@ -63,6 +68,7 @@ async def forward(request: web.Request) -> web.Response:
 
 
 def create_intake_app(settings: Settings, socket_path: str) -> web.Application:
+    share_across_processes(metrics_dir(settings))
     app = web.Application(client_max_size=settings.max_body_bytes)
     app[SETTINGS] = settings
     app[METRICS] = Metrics()

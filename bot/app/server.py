@@ -17,8 +17,9 @@ from aiohttp import web
 
 from bot.app.context import INTAKE, METRICS, SERVICE, SETTINGS, STORE, WORKER
 from bot.app.github import GitHub
-from bot.app.intake import IntakeProcesses, primary_socket
-from bot.app.metrics import Metrics
+from bot.app.intake import IntakeProcesses, metrics_dir, primary_socket
+from bot.app.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from bot.app.metrics import Metrics, share_across_processes
 from bot.app.service import Service, TriageFn
 from bot.app.settings import Settings
 from bot.app.webhook import webhook
@@ -42,15 +43,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
-    store = request.app[STORE]
-    counts = await store.delivery_counts()
-    gauges = {"vllm_triage_deliveries": ("Deliveries in the queue by status",
-                                         {f'{{status="{k}"}}': v for k, v in counts.items()})}
-    service = request.app[SERVICE]
-    if service.github is not None:
-        gauges["vllm_triage_installation_tokens_minted"] = ("Installation tokens minted since start",
-                                                            {"": service.github.tokens_minted})
-    return web.Response(text=request.app[METRICS].render(gauges), content_type="text/plain", charset="utf-8")
+    counts = await request.app[STORE].delivery_counts()
+    gauges = [("vllm_triage_deliveries", "Deliveries in the queue by status", "status", dict(counts))]
+    github = request.app[SERVICE].github
+    if github is not None:
+        gauges.append(("vllm_triage_installation_tokens_minted", "Installation tokens minted since start", None,
+                       {"": github.tokens_minted}))
+    return web.Response(body=request.app[METRICS].render(gauges), headers={"Content-Type": METRICS_CONTENT_TYPE})
 
 
 def _authorised(request: web.Request) -> None:
@@ -163,6 +162,7 @@ def run(settings: Settings) -> None:
         socket_path = primary_socket(settings)
         Path(socket_path).parent.mkdir(parents=True, exist_ok=True)
         Path(socket_path).unlink(missing_ok=True)
+        share_across_processes(metrics_dir(settings), clear=True)
     app = create_app(settings, freeze_gc=True, serves_intakes=socket_path is not None)
     web.run_app(app, host=settings.host, port=settings.port, path=socket_path, reuse_port=socket_path is not None,
                 print=None, access_log=None, shutdown_timeout=15)

@@ -3,7 +3,9 @@ process and the intake processes (bot/app/intake.py) both serve it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import time
 from typing import Any
 
@@ -13,6 +15,9 @@ from gidgethub import sansio
 
 from bot.app.context import INTAKE, METRICS, SETTINGS, STORE, WORKER
 from bot.app.handlers import action_of, installation_of, issue_number_of, repo_of
+from bot.app.payload import EVENTS, problem
+
+log = logging.getLogger("vllm_triage.webhook")
 
 
 def _answer(status: int, message: str, **extra: Any) -> web.Response:
@@ -25,9 +30,10 @@ async def webhook(request: web.Request) -> web.Response:
     request.app[INTAKE].touch()
     settings, metrics = request.app[SETTINGS], request.app[METRICS]
     event_name = request.headers.get("X-GitHub-Event", "?")
+    event_label = event_name if event_name in EVENTS else "other"  # a client may send any name, signed or not
 
     def done(response: web.Response, outcome: str) -> web.Response:
-        metrics.inc("vllm_triage_webhooks_total", event=event_name[:40], outcome=outcome)
+        metrics.inc("vllm_triage_webhooks_total", event=event_label, outcome=outcome)
         metrics.observe("vllm_triage_webhook_seconds", time.perf_counter() - started)
         return response
 
@@ -37,22 +43,40 @@ async def webhook(request: web.Request) -> web.Response:
         body = await request.read()
     except web.HTTPRequestEntityTooLarge:
         return done(_answer(413, "payload too large"), "too-large")
+
+    def refuse(why: str, delivery_id: str | None) -> web.Response:
+        log.warning("delivery %s (%s) refused: %s", delivery_id, event_name[:40], why)
+        return done(_answer(400, why), "bad-request")
+
     try:
         event = sansio.Event.from_http(request.headers, body, secret=settings.webhook_secret)
+    except RecursionError:  # signed, but nested deeper than the JSON decoder goes
+        return refuse("the JSON nests too deep", request.headers.get("X-GitHub-Delivery"))
     except gidgethub.ValidationFailure as e:
         return done(_answer(401, f"signature check failed: {e}"), "bad-signature")
     except gidgethub.BadRequest as e:
         return done(_answer(415, str(e) or "expected application/json"), "bad-content-type")
     except KeyError as e:
-        return done(_answer(400, f"missing header {e}"), "bad-request")
+        return refuse(f"missing header {e}", request.headers.get("X-GitHub-Delivery"))
     except ValueError:  # JSON that does not parse
         return done(_answer(400, "body is not valid JSON"), "bad-request")
     if event.event == "ping":
         return done(_answer(200, "pong"), "ping")
-    data = event.data if isinstance(event.data, dict) else {}
     if not event.delivery_id:
-        return done(_answer(400, "missing X-GitHub-Delivery"), "bad-request")
-    payload = body.decode("utf-8") if request.content_type == "application/json" else json.dumps(data)
+        return refuse("missing X-GitHub-Delivery", None)
+    why = problem(event.event, event.data)
+    if why is not None:
+        return refuse(why, event.delivery_id)
+    data = event.data
+    payload = None
+    if request.content_type == "application/json":
+        with contextlib.suppress(UnicodeDecodeError):  # gidgethub decoded it by its charset parameter
+            payload = body.decode("utf-8")
+    if payload is None:
+        try:
+            payload = json.dumps(data)
+        except RecursionError:
+            return refuse("the JSON nests too deep", event.delivery_id)
     outcome = await request.app[STORE].record_delivery(
         event.delivery_id, event.event, action_of(data), repo_of(data), issue_number_of(event.event, data),
         installation_of(data), payload)

@@ -19,6 +19,7 @@ from gidgethub import sansio
 
 from bot.app.github import RetryLater
 from bot.app.handlers import dispatch
+from bot.app.payload import Malformed, check, decode
 from bot.app.service import Service
 from bot.app.settings import Settings
 from bot.stores.deliveries import Delivery, DeliveryStore
@@ -29,6 +30,7 @@ log = logging.getLogger("vllm_triage.worker")
 # before it claims the next one (at most INTAKE_MAX_DEFER, so a steady stream cannot starve the queue).
 INTAKE_QUIET = 0.05
 INTAKE_MAX_DEFER = 1.0
+RETRYABLE_4XX = frozenset({401, 408, 409, 429})  # 401: the token expired, the next attempt mints another
 
 
 class Intake:
@@ -42,6 +44,16 @@ class Intake:
 
     def quiet_for(self) -> float:
         return time.monotonic() - self._last
+
+
+def permanent(error: BaseException) -> bool:
+    """A failure that retrying the delivery cannot fix: a malformed payload, or GitHub refusing the request
+    (a 4xx other than an expired token, a timeout, a conflict or a rate limit)."""
+    if isinstance(error, Malformed):
+        return True
+    if isinstance(error, gidgethub.RateLimitExceeded) or not isinstance(error, gidgethub.BadRequest):
+        return False
+    return int(error.status_code) not in RETRYABLE_4XX
 
 
 def describe(error: BaseException) -> str:
@@ -128,8 +140,10 @@ class Worker:
         renew = asyncio.create_task(self._renew(delivery, worker))
         started = time.monotonic()
         try:
-            event = sansio.Event(delivery.data(), event=delivery.event, delivery_id=delivery.id)
-            failures = await dispatch(event, self.service)
+            data = decode(delivery.payload)
+            check(delivery.event, data)
+            failures = await dispatch(sansio.Event(data, event=delivery.event, delivery_id=delivery.id),
+                                      self.service)
         except Exception as e:  # a payload the handlers cannot even be given
             failures = [("worker", e)]
         finally:
@@ -152,10 +166,12 @@ class Worker:
                 await self.store.retry(delivery.id, worker, error_text, time.time() + max(e.wait for e in later),
                                        count_attempt=False)
                 outcome = later[0].outcome
-            elif delivery.attempts >= self.settings.max_attempts:
+            elif delivery.attempts >= self.settings.max_attempts or all(permanent(e) for _, e in failures):
                 await self.store.park(delivery.id, worker, error_text)
-                log.error("delivery %s (%s.%s %s#%s) parked after %d attempts: %s", delivery.id, delivery.event,
-                          delivery.action, delivery.repo, delivery.issue_number, delivery.attempts, error_text)
+                log.error("delivery %s (%s.%s %s#%s) parked after %d attempts%s: %s", delivery.id, delivery.event,
+                          delivery.action, delivery.repo, delivery.issue_number, delivery.attempts,
+                          "" if delivery.attempts >= self.settings.max_attempts else " (retrying cannot fix it)",
+                          error_text)
                 outcome = "parked"
             else:
                 await self.store.retry(delivery.id, worker, error_text, time.time() + self.backoff(delivery.attempts))

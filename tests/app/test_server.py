@@ -128,3 +128,20 @@ def test_insecure_no_secret_only_on_loopback():
         from_env({"HOST": "0.0.0.0"}, insecure_no_secret=True).check()
     assert from_env({}).mode == "dry-run"
     assert from_env({"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": "k", "GITHUB_WEBHOOK_SECRET": "s"}).mode == "live"
+
+
+async def test_metrics_label_only_known_event_names_and_count_refusals(tmp_path, make_bot, examples):
+    """An unauthenticated client choosing X-GitHub-Event cannot make a series per value it sends."""
+    bot = await make_bot(make_settings(tmp_path))
+    body = json.dumps(examples["issues"][0]).encode()
+    for i in range(30):
+        assert (await bot.send(f"made-up-{i}", body, secret=None)).status == 401
+    assert (await bot.send("issues", body, secret=None)).status == 401
+    assert (await bot.send("push", {"ref": "x"})).status == 202
+    text = await (await bot.client.get("/metrics")).text()
+    assert "made-up" not in text
+    assert 'vllm_triage_webhooks_total{event="other",outcome="bad-signature"} 30' in text
+    assert 'vllm_triage_webhooks_total{event="issues",outcome="bad-signature"} 1' in text
+    assert 'vllm_triage_webhooks_total{event="other",outcome="queued"} 1' in text
+    assert "vllm_triage_webhook_seconds_count 32" in text
+    assert '# TYPE vllm_triage_deliveries gauge' in text and 'vllm_triage_deliveries{status="queued"}' in text
