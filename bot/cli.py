@@ -3,21 +3,116 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
+import socket
+import sqlite3
 import sys
 from pathlib import Path
 
 from bot.rules import DEFAULT_RULES_DIR, RuleError, load_rules
+from bot.validtext import valid_str, valid_text
 
 SAMPLE_EXPORT = Path(__file__).resolve().parent.parent / "samples" / "issues.jsonl"
 
 
+class UserError(Exception):
+    """A mistake in what the user asked for: `main` prints it as one line, `vllm-triage[ COMMAND]: message`,
+    and exits with status 2."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, its errors (an unknown option, a value of the wrong kind) in one line like every other."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _at_least(low: int, what: str):
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what}, not {raw!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{what}, not {raw!r}")
+        return value
+    return parse
+
+
+def _port(raw: str) -> int:
+    value = _at_least(1, "a port from 1 to 65535")(raw)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port from 1 to 65535, not {raw!r}")
+    return value
+
+
+def _since(raw: str) -> str:
+    from bot.app.redeliver import parse_since
+
+    try:
+        parse_since(raw)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--since wants ")) from None
+    return raw
+
+
+def readable(path: str) -> Path:
+    """`path` if it is a file that can be read, else a UserError saying why not."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
+    return Path(path)
+
+
+def writable(path: str, *, make_parents: bool = False) -> Path:
+    """`path` if a file can be written there (its directory exists, or can be made when `make_parents`)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"cannot write {path}: Is a directory")
+    parent = target.parent
+    while make_parents and not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"cannot write {path}: {'Not a directory' if parent.exists() else 'No such directory'} "
+                        f"{parent}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UserError(f"cannot write {path}: Permission denied")
+    return target
+
+
+def open_index(path: str):
+    """The duplicate index in the SQLite file `path` (made, with its directory, if missing)."""
+    from bot.stores.dupes import open_index_file
+
+    writable(path, make_parents=True)
+    try:
+        return open_index_file(path)
+    except sqlite3.DatabaseError as e:
+        raise UserError(f"cannot open {path} as a duplicate index: {e}") from None
+
+
+def _unreachable(error: Exception) -> bool:
+    """What opening DATABASE_URL raises when the database cannot be reached or its file cannot be made: an
+    OSError, SQLite's errors, psycopg's OperationalError (told by name: only the Postgres backends import it)."""
+    return isinstance(error, OSError | sqlite3.Error) or any(
+        c.__name__ == "OperationalError" and c.__module__.startswith("psycopg") for c in type(error).__mro__)
+
+
 def _rules(args: argparse.Namespace):
+    if not Path(args.rules).is_dir():
+        raise UserError(f"cannot read rules from {args.rules}: No such directory")
     try:
         return load_rules(args.rules)
     except RuleError as e:
-        sys.exit(f"vllm-triage: {e}")
+        raise UserError(str(e)) from None
 
 
 def _sources(args: argparse.Namespace, command: str):
@@ -34,7 +129,7 @@ def _sources(args: argparse.Namespace, command: str):
         try:
             settings = from_env()
         except SettingsError as e:
-            raise SystemExit(_usage_error(command, str(e))) from None
+            raise UserError(str(e), command) from None
         try:
             index = load_index(settings.database_url, settings.data_dir)
         except Exception as e:  # a broken or unreachable index must not stop the command: it works without one
@@ -45,13 +140,16 @@ def _sources(args: argparse.Namespace, command: str):
         from bot.stores.sources.sqlite import SqliteSourceStore
 
         if not Path(choice).is_file():
-            raise SystemExit(_usage_error(command, f"--sources {choice}: no such file (build one with "
-                                                   "`vllm-triage sources build --db FILE`)"))
-        store = SqliteSourceStore(choice)
+            raise UserError(f"--sources {choice}: no such file (build one with "
+                            "`vllm-triage sources build --db FILE`)", command)
         try:
-            index = load_from(store)
-        finally:
-            store.close()
+            store = SqliteSourceStore(choice)
+            try:
+                index = load_from(store)
+            finally:
+                store.close()
+        except sqlite3.DatabaseError as e:
+            raise UserError(f"cannot open {choice} as a source index: {e}", command) from None
         where = choice
     if index is None:
         print(f"vllm-triage {command}: no source index (`vllm-triage sources build`); raise sites are not located",
@@ -67,14 +165,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from bot.replay import ReplaySummary, load_sorted, print_readable, progress_bar, replay, write_jsonl
     from bot.stores.dupes import open_index_file
 
+    readable(args.export)
+    for path in (args.out, args.html):
+        if path:
+            writable(path)
     rules = _rules(args)
     sources = _sources(args, "replay")
-    summary = ReplaySummary()
+    summary = ReplaySummary()  # its render() lists the export lines skipped
     issues = load_sorted(args.export, summary.problems)
-    for problem in summary.problems:
-        print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
     # each issue sees only earlier ones, also when --db reuses an index that holds the whole export
-    index = None if args.no_duplicates else ChronologicalIndex(open_index_file(args.db), issues)
+    index = None
+    if not args.no_duplicates:
+        index = ChronologicalIndex(open_index(args.db) if args.db else open_index_file(None), issues)
     progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
     html = None
     if args.html:
@@ -101,33 +203,35 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _read_issue(source: str, title: str | None) -> tuple[str, str]:
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8", errors="replace")
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
+    text = sys.stdin.read() if source == "-" else readable(source).read_text(encoding="utf-8", errors="replace")
+    text = valid_str(text)  # stdin decodes undecodable bytes to lone surrogates under a C locale
+    if not text.strip():
+        raise UserError(f"{'standard input' if source == '-' else source} is empty: nothing to explain "
+                        "(give an issue body, or an issue JSON object with a body)")
+    if text.lstrip().startswith("{"):
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
+            obj = valid_text(json.loads(text))
+        except (json.JSONDecodeError, RecursionError):
             obj = None
         if isinstance(obj, dict) and "body" in obj:
-            return title or str(obj.get("title") or ""), str(obj.get("body") or "")
-    return title or "", text
+            return valid_str(title or str(obj.get("title") or "")), str(obj.get("body") or "")
+    return valid_str(title or ""), text
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from bot.explain import explain
 
-    rules = _rules(args)
-    title, body = _read_issue(args.file, args.title)
-    sources = _sources(args, "explain")
-    print(explain(title, body, rules, sources, args.created_at))
     if args.db:
+        readable(args.db)  # an index to read: `vllm-triage index` builds one
+    title, body = _read_issue(args.file, args.title)
+    rules = _rules(args)
+    sources = _sources(args, "explain")
+    index = open_index(args.db) if args.db else None
+    print(explain(title, body, rules, sources, args.created_at))
+    if index is not None:
         from bot.dupes.history import describe_candidates
-        from bot.stores.dupes import open_index_file
         from bot.triage import analyse
 
-        if not Path(args.db).exists():
-            sys.exit(f"vllm-triage explain: {args.db}: no such index (build it with `vllm-triage index`)")
-        index = open_index_file(args.db)
         analysis = analyse(title, body, rules, sources, args.created_at)
         print(describe_candidates(index, analysis.report, analysis.findings, exclude=args.number))
         index.close()
@@ -137,6 +241,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_rules_test(args: argparse.Namespace) -> int:
     from bot.rules.selftest import run_rule_tests
 
+    if not Path(args.rules).is_dir():  # a broken rule file is reported below, with every other
+        raise UserError(f"cannot read rules from {args.rules}: No such directory")
     return run_rule_tests(args.rules, sys.stdout, _sources(args, "rules test"))
 
 
@@ -154,8 +260,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = from_env(**overrides)
         settings.check()
     except SettingsError as e:
-        sys.exit(f"vllm-triage serve: {e}")
-    run(settings)
+        raise UserError(str(e), "serve") from None
+    try:
+        run(settings)
+    except OSError as e:  # binding the port; gaierror: a host name that does not resolve
+        if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES) and not isinstance(e, socket.gaierror):
+            raise
+        raise UserError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}", "serve") from None
     return 0
 
 
@@ -168,22 +279,22 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     from bot.app.backfill import backfill, client_for
     from bot.app.settings import SettingsError, from_env
     from bot.stores.deliveries import open_delivery_store
-    from bot.stores.dupes import index_path, open_index_file, open_repo_index
+    from bot.stores.dupes import index_path, open_repo_index
 
     repo = args.github
     if repo.count("/") != 1 or not all(repo.split("/")):
-        sys.exit("vllm-triage index: --github wants OWNER/REPO")
+        raise UserError(f"--github wants OWNER/REPO, not {repo!r}", "index")
     try:
         settings = from_env()
     except SettingsError as e:
-        sys.exit(f"vllm-triage index: {e}")
+        raise UserError(str(e), "index") from None
     rules = _rules(args)
     sources = _sources(args, "index")
     if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/stores/dupes/postgres.py)
         path, index = "the Postgres database", open_repo_index(settings.database_url, settings.data_dir, repo)
     else:
         path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
-        index = open_index_file(path)
+        index = open_index(str(path))
 
     async def go():
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:
@@ -213,16 +324,16 @@ def cmd_index_github(args: argparse.Namespace) -> int:
 def cmd_index_export(args: argparse.Namespace) -> int:
     from bot.dupes.history import build_from_export, stderr_progress
     from bot.replay import ReplaySummary, load_sorted
-    from bot.stores.dupes import open_index_file
-
+    readable(args.export)
     if not args.db:
-        sys.exit("vllm-triage index: give --db PATH for the index file")
+        raise UserError("give --db PATH for the index file", "index")
+    writable(args.db, make_parents=True)
     rules = _rules(args)
     problems = ReplaySummary().problems
     issues = load_sorted(args.export, problems)
     for problem in problems:
         print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
-    index = open_index_file(args.db)
+    index = open_index(args.db)
     try:
         progress = stderr_progress() if sys.stderr.isatty() else None
         summary = build_from_export(issues, index, rules.evaluate, progress, _sources(args, "index"))
@@ -234,8 +345,15 @@ def cmd_index_export(args: argparse.Namespace) -> int:
 
 def cmd_redeliver(args: argparse.Namespace) -> int:
     from bot.app.redeliver import run
+    from bot.app.settings import SettingsError, from_env
 
-    return run(args.since, dry_run=args.dry_run, limit=args.max)
+    try:
+        settings = from_env()
+    except SettingsError as e:
+        raise UserError(str(e), "redeliver") from None
+    if not settings.has_credentials:
+        raise UserError("needs the App's credentials (GITHUB_APP_ID and GITHUB_PRIVATE_KEY)", "redeliver")
+    return run(settings, args.since, dry_run=args.dry_run, limit=args.max)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -246,8 +364,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     try:
         settings = from_env()
         done = migrate_all(settings.database_url, settings.data_dir)
-    except (SettingsError, MissingDriver) as e:
-        sys.exit(f"vllm-triage migrate: {e}")
+    except (SettingsError, MissingDriver, ValueError) as e:
+        raise UserError(str(e), "migrate") from None
+    except Exception as e:
+        if not _unreachable(e):
+            raise
+        raise UserError(f"cannot open the database: {str(e).strip().splitlines()[0]}", "migrate") from None
     for store, where, version in done:
         print(f"{store}: schema at version {version} ({where})")
     return 0
@@ -258,12 +380,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         return cmd_index_github(args)
     if args.export:
         return cmd_index_export(args)
-    sys.exit("vllm-triage index: give an EXPORT file or --github OWNER/REPO")
-
-
-def _usage_error(command: str, message: str) -> int:
-    print(f"vllm-triage {command}: {message}", file=sys.stderr)
-    return 2
+    raise UserError("give an EXPORT file or --github OWNER/REPO", "index")
 
 
 def _source_store(args: argparse.Namespace, command: str):
@@ -274,9 +391,16 @@ def _source_store(args: argparse.Namespace, command: str):
     try:
         settings = from_env()
     except SettingsError as e:
-        raise SystemExit(_usage_error(command, str(e))) from None
+        raise UserError(str(e), command) from None
     if args.db:
-        return SqliteSourceStore(args.db), args.db, Path(args.db).parent
+        if command == "sources status":
+            readable(args.db)  # an index to read: `sources build --db` makes one
+        else:
+            writable(args.db, make_parents=True)
+        try:
+            return SqliteSourceStore(args.db), args.db, Path(args.db).parent
+        except sqlite3.DatabaseError as e:
+            raise UserError(f"cannot open {args.db} as a source index: {e}") from None
     store = open_source_store(settings.database_url, settings.data_dir)
     where = getattr(store, "path", None) or "the Postgres database"
     return store, where, Path(settings.data_dir) / "sources"
@@ -286,15 +410,11 @@ def cmd_sources_build(args: argparse.Namespace) -> int:
     from bot.sources.build import PlanError, build, check_spec, plan
     from bot.sources.sdists import IndexClient, SdistError, pip_index
 
-    if args.latest is not None and args.latest < 1:
-        return _usage_error("sources build", "--latest wants a positive number")
-    if args.jobs < 1:
-        return _usage_error("sources build", "--jobs wants a positive number")
     try:
         if args.versions:
             check_spec(args.versions)
     except PlanError as e:
-        return _usage_error("sources build", str(e))
+        raise UserError(str(e), "sources build") from None
     store, where, work_dir = _source_store(args, "sources build")
     try:
         held = {r.version: r for r in store.releases(args.package)}
@@ -303,7 +423,7 @@ def cmd_sources_build(args: argparse.Namespace) -> int:
             client = IndexClient(pip_index())
             todo, done = plan(client, args.package, current, args.versions, args.latest)
         except PlanError as e:
-            return _usage_error("sources build", str(e))
+            raise UserError(str(e), "sources build") from None
         except SdistError as e:
             print(f"vllm-triage sources build: {e}", file=sys.stderr)
             return 1
@@ -350,7 +470,7 @@ def cmd_sources_status(args: argparse.Namespace) -> int:
         try:
             settings = from_env()
         except SettingsError as e:
-            return _usage_error("sources status", str(e))
+            raise UserError(str(e), "sources status") from None
         if not has_index(settings.database_url, settings.data_dir):
             print(f"{args.package}: no source index (build it with `vllm-triage sources build`)")
             return 0
@@ -373,7 +493,7 @@ def cmd_sources_status(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="vllm-triage", description="Triage vLLM issue reports.")
+    p = Parser(prog="vllm-triage", description="Triage vLLM issue reports.")
     p.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rules directory (default: %(default)s)")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -386,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (summary, labels, "
                    "diagnoses, duplicate clusters, agreement with the export's labels)")
     r.add_argument("--db", help="duplicate index file to reuse and update (default: a fresh one in memory)")
-    r.add_argument("--jobs", type=int, default=1, metavar="N",
+    r.add_argument("--jobs", type=_at_least(1, "a number of processes, 1 or more"), default=1, metavar="N",
                    help="parse and diagnose in N worker processes (duplicates stay in order; same output)")
     r.add_argument("--sources", default="auto", metavar="DB|auto|none",
                    help="the raise-site index: an SQLite file, `auto` (the data directory's, when built; the "
@@ -397,7 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("file", help="a file with the issue body (or an issue JSON object), or - for stdin")
     e.add_argument("--title", help="the issue title")
     e.add_argument("--db", help="a duplicate index (see `index`): also show similar earlier issues and why")
-    e.add_argument("--number", type=int, help="with --db: the issue's own number, left out of the candidates")
+    e.add_argument("--number", type=_at_least(1, "an issue number"),
+                   help="with --db: the issue's own number, left out of the candidates")
     e.add_argument("--sources", default="auto", metavar="DB|auto|none",
                    help="the raise-site index (as for replay; default: auto)")
     e.add_argument("--created-at", metavar="ISO8601",
@@ -406,9 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the GitHub App: webhook server and worker (dry-run without credentials)")
     sv.add_argument("--host", help="bind address (default: $HOST or 127.0.0.1)")
-    sv.add_argument("--port", type=int, help="port (default: $PORT or 8080)")
-    sv.add_argument("--workers", type=int, help="concurrent deliveries (default: $VLLM_TRIAGE_WORKERS or 4)")
-    sv.add_argument("--intake-processes", type=int, metavar="N",
+    sv.add_argument("--port", type=_port, help="port (default: $PORT or 8080)")
+    sv.add_argument("--workers", type=_at_least(1, "a number of deliveries, 1 or more"),
+                    help="concurrent deliveries (default: $VLLM_TRIAGE_WORKERS or 4)")
+    sv.add_argument("--intake-processes", type=_at_least(1, "a number of processes, 1 or more"), metavar="N",
                     help="processes acknowledging webhooks on the port, for more than a few thousand a second "
                          "(default: $VLLM_TRIAGE_INTAKE_PROCESSES or 1)")
     sv.add_argument("--insecure-no-secret", action="store_true",
@@ -427,10 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
     ix.set_defaults(func=cmd_index)
 
     rd = sub.add_parser("redeliver", help="ask GitHub to deliver again the webhooks that failed since a time")
-    rd.add_argument("--since", default="24h",
+    rd.add_argument("--since", default="24h", type=_since,
                     help="a duration (30m, 6h, 2d) or an ISO 8601 time, UTC unless it says (default: %(default)s)")
     rd.add_argument("--dry-run", action="store_true", help="list the failed deliveries, redeliver nothing")
-    rd.add_argument("--max", type=int, metavar="N", help="redeliver at most N deliveries")
+    rd.add_argument("--max", type=_at_least(1, "a number of deliveries, 1 or more"), metavar="N",
+                    help="redeliver at most N deliveries")
     rd.set_defaults(func=cmd_redeliver)
 
     mg = sub.add_parser("migrate", help="apply the migrations DATABASE_URL lacks, then exit (serve also does)")
@@ -446,8 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     pick.add_argument("--versions", metavar="SPEC",
                       help="a version specifier ('>=0.6,<0.9') or a list of versions ('0.6.3,0.17.0'); "
                            "default: every final release")
-    pick.add_argument("--latest", type=int, metavar="N", help="the newest N final releases")
-    sb.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), metavar="N",
+    pick.add_argument("--latest", type=_at_least(1, "a number of releases, 1 or more"), metavar="N",
+                      help="the newest N final releases")
+    sb.add_argument("--jobs", type=_at_least(1, "a number of processes, 1 or more"), default=min(4, os.cpu_count() or 1), metavar="N",
                     help="releases read at once, in worker processes (default: %(default)s)")
     sb.add_argument("--keep-sdists", action="store_true", help="keep the downloaded archives under the data dir")
     sb.add_argument("--rebuild", action="store_true", help="read again the releases already built")
@@ -476,12 +600,15 @@ def main(argv: list[str] | None = None) -> int:
     args.rules_dir_given = any(a == "--rules" or a.startswith("--rules=") for a in (argv or sys.argv[1:]))
     try:
         return args.func(args)
-    except SystemExit as e:  # a usage mistake found deep in a command (see _usage_error): its status
-        if isinstance(e.code, int):
-            return e.code
-        raise
     except MissingDriver as e:  # DATABASE_URL is postgresql:// and the postgres extra is not installed
-        sys.exit(f"vllm-triage: {e}")
+        print(f"vllm-triage {args.command}: {e}", file=sys.stderr)
+        return 2
+    except UserError as e:
+        print(f"vllm-triage{' ' + e.command if e.command else ''}: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `vllm-triage explain x | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Any
 import gidgethub
 
 from bot.app.github import GitHubClient
+from bot.app.settings import Settings
 from bot.isotime import epoch
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
@@ -108,23 +109,15 @@ async def redeliver_failed(app: GitHubClient, since: float, *, dry_run: bool = F
     return summary
 
 
-def run(since: str, *, dry_run: bool = False, limit: int | None = None, out=None) -> int:
-    """The command: settings from the environment (GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL)."""
+def run(settings: Settings, since: str, *, dry_run: bool = False, limit: int | None = None, out=None) -> int:
+    """The command (bot/cli.py checked `since` and that `settings` carry the App's credentials)."""
     import asyncio
     import sys
 
     import aiohttp
 
-    from bot.app.settings import SettingsError, from_env
-
     out = out or sys.stdout
-    try:
-        settings = from_env()
-        start = parse_since(since)
-    except (SettingsError, ValueError) as e:
-        sys.exit(f"vllm-triage redeliver: {e}")
-    if not settings.has_credentials:
-        sys.exit("vllm-triage redeliver: needs the App's credentials (GITHUB_APP_ID and GITHUB_PRIVATE_KEY)")
+    start = parse_since(since)
 
     async def go() -> RedeliverySummary:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:

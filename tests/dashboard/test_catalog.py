@@ -45,7 +45,9 @@ def test_error_message_is_an_error_the_rule_matched_never_a_title(catalog, rule_
         assert e.message_from in ("example", "pattern"), rule_id   # an exception rule always names its error
     for x in rule.examples_match:
         title = _squash(parse(x.title, "").title_text)
-        assert not title or _squash(e.message or "") != title, f"{rule_id}: the message is an example's title"
+        in_a_body = e.message_from == "example" and any(_squash(e.message or "") in body for body in bodies)
+        assert not title or in_a_body or _squash(e.message or "") != title, \
+            f"{rule_id}: the message is an example's title"  # (a title may quote the body's error exactly)
 
 
 @pytest.mark.parametrize("rule_id", RULE_FILES)
