@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from bot.decision import Finding
-from bot.report.model import RaiseSite, Report
+from bot.report.model import ExceptionInfo, RaiseSite, Report
 from bot.rules import RuleSet
 from bot.sources.index import SourceIndex
 from bot.triage import analyse
+
+WIDTH = 120
 
 
 def _value(v: object) -> str:
@@ -27,12 +31,16 @@ def explain(title: str, body: str, rules: RuleSet, sources: SourceIndex | None =
     for key, value in report.environment.as_dict().items():
         if value not in (None, [], 0):
             out.append(f"  {key:22s} {_value(value)}")
-    out.append(f"model:        {report.model}")
+    out.append(f"model:        {report.model or '-'}")
     out.append(f"architectures: {', '.join(report.architectures) or '-'}")
     out.append("flags:")
     out += [f"  {k:30s} {_value(v)}" for k, v in sorted(report.flags.items())] or ["  (none)"]
     out.append("commands:")
-    out += [f"  [{c.entrypoint}] {c.raw[:160]}" for c in report.commands] or ["  (none)"]
+    for c in report.commands:  # whole, wrapped between words: a flag is never cut
+        out += textwrap.wrap(c.raw, WIDTH, initial_indent=f"  [{c.entrypoint}] ", subsequent_indent="      ",
+                             break_long_words=False, break_on_hyphens=False)
+    if not report.commands:
+        out.append("  (none)")
     out.append("tracebacks:")
     for i, tb in enumerate(report.tracebacks, 1):
         out.append(f"  #{i}{' in ' + tb.process if tb.process else ''}:")
@@ -43,10 +51,7 @@ def explain(title: str, body: str, rules: RuleSet, sources: SourceIndex | None =
     if report.cut_frames:
         out.append("traceback cut before its exception line:")
         out += [f"  at {f.file}:{f.line} in {f.function}" for f in report.cut_frames[-3:]]
-    out.append("exceptions (root cause last):")
-    inferred = ", type inferred from the raise site"
-    out += [f"  {e.type}: {e.first_line[:160]}  [{e.source}{inferred if e.inferred else ''}]"
-            for e in report.exceptions] or ["  (none)"]
+    out += _exceptions(report)
     out += explain_sites(report, sources is not None)
     if report.error_lines:
         out.append("error lines:")
@@ -54,6 +59,31 @@ def explain(title: str, body: str, rules: RuleSet, sources: SourceIndex | None =
     out.append(f"needs_info:   {', '.join(report.needs_info) or '-'}")
     out += explain_findings(analysis.findings)
     return "\n".join(out)
+
+
+def _exceptions(report: Report) -> list[str]:
+    """The root cause the rules read first, the exceptions of its own chain, then every other error apart:
+    two tracebacks in one report are two failures, not one's causes."""
+    root = report.root_cause
+    if root is None:
+        return ["root cause:   (none)"]
+
+    def line(e: ExceptionInfo) -> str:
+        where = next((f"traceback #{i}" for i, tb in enumerate(report.tracebacks, 1) if e in tb.chain), e.source)
+        inferred = ", type inferred from the raise site" if e.inferred else ""
+        return f"{e.type}: {e.first_line[:160]}  [{where}{' in ' + e.process if e.process else ''}{inferred}]"
+
+    chain = next((tb.chain for tb in report.tracebacks if root in tb.chain), (root,))
+    out = [f"root cause:   {line(root)}"]
+    causes = [e for e in chain if e != root]
+    if causes:
+        out.append("  raised while handling (oldest first):")
+        out += [f"    {line(e)}" for e in causes]
+    others = [e for e in report.exceptions if e not in chain]
+    if others:
+        out.append("other errors (separate from the root cause, not its chain):")
+        out += [f"  {line(e)}" for e in others]
+    return out
 
 
 def explain_sites(report: Report, indexed: bool) -> list[str]:

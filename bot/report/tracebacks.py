@@ -45,7 +45,8 @@ _MAX_ERROR_LINES = 60
 _ERROR_LINE = re.compile(
     # argparse: `vllm serve: error: unrecognized arguments: --foo`, `api_server.py: error: argument --port: …`
     r"(?:^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: |"
-    r"^(?:ERROR|error|FAILED|CMake Error|ninja: build stopped|Fatal Python error|"
+    # `ERROR: …`, `error: …`, rustc's `error[E0425]: …`; a bare "error output" or "ERROR LOG" is a heading
+    r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED |CMake Error|ninja: build stopped|Fatal Python error|"
     r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
     r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
 )
@@ -103,7 +104,16 @@ class _Found:
 
 
 def _strip_decor(text: str) -> str:
-    return text.strip(_DECOR)
+    """The line without the Markdown or quotes around it; a quote that closes one the message opened stays
+    (`No module named 'flash_attn'`)."""
+    core = text.lstrip(_DECOR)
+    while core and core[-1] in _DECOR:
+        last = core[-1]
+        if (last in "'\"" and core.count(last) % 2 == 0) or (last == "’" and "‘" in core) or (
+                last == "”" and "“" in core):
+            break
+        core = core[:-1]
+    return core
 
 
 def _parse_exc_line(text: str, *, lenient: bool) -> tuple[str, str, bool] | None:
@@ -292,10 +302,10 @@ class _Extractor:
     def _idle(self, i: int, entry: LogLine, stripped: str) -> None:
         if not stripped:
             return
-        candidate = stripped.strip(_DECOR)
+        candidate = _strip_decor(stripped)
         m = _PYTEST_E.match(candidate) if candidate.startswith("E ") else None
         if m:
-            candidate = candidate[m.end():].strip(_DECOR)
+            candidate = _strip_decor(candidate[m.end():])
         parsed = _parse_exc_line(candidate, lenient=False)
         if parsed:
             type_, msg, ray = parsed

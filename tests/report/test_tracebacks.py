@@ -266,3 +266,25 @@ def test_deep_recursion_keeps_outer_and_inner_frames():
     frames = tracebacks[0].final.frames
     assert len(frames) <= 600
     assert frames[0].line == 0 and frames[-1].line == 1999
+
+
+def test_a_plain_heading_that_starts_with_error_is_not_an_error_line():
+    text = ("error output\n\nError log:\nERROR LOG\nerror\n"
+            "error: subprocess-exited-with-error\nERROR: Could not build wheels for vllm\n"
+            "error[E0425]: cannot find value `x` in this scope\nERROR 10-11 16:03:09 engine.py:157] engine died\n"
+            "FAILED tests/test_x.py::test_y - AssertionError\n")
+    _, _, error_lines = errors(text)
+    assert error_lines == ("error: subprocess-exited-with-error", "ERROR: Could not build wheels for vllm",
+                           "error[E0425]: cannot find value `x` in this scope",
+                           "engine died",  # the log line, its prefix cleaned off
+                           "FAILED tests/test_x.py::test_y - AssertionError")
+
+
+def test_a_closing_quote_of_the_message_is_kept_and_decoration_around_the_line_is_not():
+    text = ("ModuleNotFoundError: No module named 'flash_attn'\n\n**KeyError: 'model'**\n\n"
+            "\"RuntimeError: boom\"\n\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+            "    import xformers\nImportError: cannot import name 'ops' from 'xformers'\n")
+    _, exceptions, _ = errors(text)
+    assert {(e.short_type, e.message) for e in exceptions} == {
+        ("ModuleNotFoundError", "No module named 'flash_attn'"), ("KeyError", "'model'"),
+        ("RuntimeError", "boom"), ("ImportError", "cannot import name 'ops' from 'xformers'")}

@@ -93,3 +93,23 @@ def test_moe_backend_other_than_marlin(rules):
     f = found["moe-marlin-unquantized"]
     assert "`deep_gemm` has no kernel for unquantized MoE layers" in f.explanation
     assert "['triton', 'aiter']" in f.explanation and "Remove `--moe-backend deep_gemm`" in f.workaround
+
+
+@pytest.mark.parametrize(("rule", "title", "command", "error"), [
+    ("pp-model-not-supported", "[Bug]: pipeline parallel not supported",
+     "vllm serve /models/moe --tensor-parallel-size 1 --pipeline-parallel-size 4", PP_MSG),
+    ("pp-with-draft-model-without-pp", "[Bug]: PP fails",
+     "vllm serve /models/moe -tp 1 --pipeline-parallel-size 4 --speculative-config '{\"method\": \"mtp\"}'", PP_MSG),
+    ("pp-with-speculative-decoding", "[Bug]: crash with PP=4 and MTP",
+     "vllm serve /models/moe --tensor-parallel-size 1 -pp 4 --speculative-config '{\"method\": \"mtp\"}'",
+     "RuntimeError: boom"),
+])
+def test_the_tp_workaround_replaces_an_explicit_tensor_parallel_size_of_one(rules, rule, title, command, error):
+    """Told "`--tensor-parallel-size 4` instead of `--pipeline-parallel-size 4`", a reporter who passed
+    `--tensor-parallel-size 1` would keep it beside the new one: the replaced part names it too."""
+    raised = f"NotImplementedError: {error}" if error == PP_MSG else error
+    body = f"```\n{command}\n```\n```\n(APIServer pid=1) {raised}\n```"
+    found = by_rule(rules.evaluate(parse(title, body)))
+    assert rule in found, sorted(found)
+    assert "`--tensor-parallel-size 4` instead of `--tensor-parallel-size 1 --pipeline-parallel-size 4`" \
+        in found[rule].workaround, found[rule].workaround
