@@ -62,6 +62,14 @@ def _since(raw: str) -> str:
     return raw
 
 
+def _iso_time(raw: str) -> str:
+    from bot.isotime import epoch
+
+    if epoch(raw) is None:
+        raise argparse.ArgumentTypeError(f"an ISO 8601 time like 2025-01-31T12:00:00Z, not {raw!r}")
+    return raw
+
+
 def readable(path: str) -> Path:
     """`path` if it is a file that can be read, else a UserError saying why not."""
     try:
@@ -170,21 +178,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if path:
             writable(path)
     rules = _rules(args)
-    sources = _sources(args, "replay")
     summary = ReplaySummary()  # its render() lists the export lines skipped
     issues = load_sorted(args.export, summary.problems)
     # each issue sees only earlier ones, also when --db reuses an index that holds the whole export
     index = None
     if not args.no_duplicates:
         index = ChronologicalIndex(open_index(args.db) if args.db else open_index_file(None), issues)
-    progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
-    html = None
-    if args.html:
-        from bot.dashboard.report import HtmlReport
-
-        html = HtmlReport(args.export)
-    tee = html.tee if html is not None else (lambda sink: sink)
     try:
+        sources = _sources(args, "replay")
+        progress = progress_bar(len(issues)) if sys.stderr.isatty() and args.out else None
+        html = None
+        if args.html:
+            from bot.dashboard.report import HtmlReport
+
+            html = HtmlReport(args.export)
+        tee = html.tee if html is not None else (lambda sink: sink)
         if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
                 replay(issues, rules, index, tee(write_jsonl(out)), summary, progress, jobs=args.jobs,
@@ -225,16 +233,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
         readable(args.db)  # an index to read: `vllm-triage index` builds one
     title, body = _read_issue(args.file, args.title)
     rules = _rules(args)
-    sources = _sources(args, "explain")
     index = open_index(args.db) if args.db else None
-    print(explain(title, body, rules, sources, args.created_at))
-    if index is not None:
-        from bot.dupes.history import describe_candidates
-        from bot.triage import analyse
+    try:
+        sources = _sources(args, "explain")
+        print(explain(title, body, rules, sources, args.created_at))
+        if index is not None:
+            from bot.dupes.history import describe_candidates
+            from bot.triage import analyse
 
-        analysis = analyse(title, body, rules, sources, args.created_at)
-        print(describe_candidates(index, analysis.report, analysis.findings, exclude=args.number))
-        index.close()
+            analysis = analyse(title, body, rules, sources, args.created_at)
+            print(describe_candidates(index, analysis.report, analysis.findings, exclude=args.number))
+    finally:
+        if index is not None:
+            index.close()
     return 0
 
 
@@ -521,7 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --db: the issue's own number, left out of the candidates")
     e.add_argument("--sources", default="auto", metavar="DB|auto|none",
                    help="the raise-site index (as for replay; default: auto)")
-    e.add_argument("--created-at", metavar="ISO8601",
+    e.add_argument("--created-at", type=_iso_time, metavar="ISO8601",
                    help="when the issue was filed: the release it is about when it names no version")
     e.set_defaults(func=cmd_explain)
 
@@ -571,7 +582,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "default: every final release")
     pick.add_argument("--latest", type=_at_least(1, "a number of releases, 1 or more"), metavar="N",
                       help="the newest N final releases")
-    sb.add_argument("--jobs", type=_at_least(1, "a number of processes, 1 or more"), default=min(4, os.cpu_count() or 1), metavar="N",
+    sb.add_argument("--jobs", type=_at_least(1, "a number of processes, 1 or more"),
+                    default=min(4, os.cpu_count() or 1), metavar="N",
                     help="releases read at once, in worker processes (default: %(default)s)")
     sb.add_argument("--keep-sdists", action="store_true", help="keep the downloaded archives under the data dir")
     sb.add_argument("--rebuild", action="store_true", help="read again the releases already built")

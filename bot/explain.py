@@ -8,6 +8,7 @@ from bot.decision import Finding
 from bot.report.model import ExceptionInfo, RaiseSite, Report
 from bot.rules import RuleSet
 from bot.sources.index import SourceIndex
+from bot.sources.locate import is_wrapper
 from bot.triage import analyse
 
 WIDTH = 120
@@ -62,8 +63,8 @@ def explain(title: str, body: str, rules: RuleSet, sources: SourceIndex | None =
 
 
 def _exceptions(report: Report) -> list[str]:
-    """The root cause the rules read first, the exceptions of its own chain, then every other error apart:
-    two tracebacks in one report are two failures, not one's causes."""
+    """The root cause the rules read first, the exceptions of its own chain, the wrappers that only report a
+    failure elsewhere, then every other error apart: two unrelated tracebacks are two failures, not one's causes."""
     root = report.root_cause
     if root is None:
         return ["root cause:   (none)"]
@@ -79,7 +80,12 @@ def _exceptions(report: Report) -> list[str]:
     if causes:
         out.append("  raised while handling (oldest first):")
         out += [f"    {line(e)}" for e in causes]
-    others = [e for e in report.exceptions if e not in chain]
+    rest = [e for e in report.exceptions if e not in chain]
+    wrappers = [e for e in rest if is_wrapper(e.type, e.message)]
+    if wrappers:
+        out.append("wrapper errors (report a failure elsewhere, such as the engine's):")
+        out += [f"  {line(e)}" for e in wrappers]
+    others = [e for e in rest if e not in wrappers]
     if others:
         out.append("other errors (separate from the root cause, not its chain):")
         out += [f"  {line(e)}" for e in others]

@@ -59,3 +59,25 @@ def test_two_unrelated_errors_are_shown_apart_not_as_a_chain(text):
 
 def test_the_tp_workaround_replaces_the_reporters_tensor_parallel_size(text):
     assert "`--tensor-parallel-size 4` instead of `--tensor-parallel-size 1 --pipeline-parallel-size 4`" in text
+
+
+def test_a_wrapper_error_is_shown_as_one_not_as_an_unrelated_error():
+    body = "\n".join([
+        "```",
+        "(EngineCore_DP0 pid=7) Traceback (most recent call last):",
+        '(EngineCore_DP0 pid=7)   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_worker.py", '
+        "line 210, in determine_available_memory",
+        "(EngineCore_DP0 pid=7)     raise ValueError(msg)",
+        "(EngineCore_DP0 pid=7) ValueError: No available memory for the cache blocks.",
+        "(APIServer pid=3) Traceback (most recent call last):",
+        '(APIServer pid=3)   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/utils.py", '
+        "line 880, in wait_for_engine_startup",
+        '(APIServer pid=3)     raise RuntimeError("Engine core initialization failed.")',
+        "(APIServer pid=3) RuntimeError: Engine core initialization failed. See root cause above.",
+        "```",
+    ])
+    out = explain("[Bug]: server does not start", body, load_rules(DEFAULT_RULES_DIR))
+    assert section(out, "root cause:")[0].startswith("root cause:   ValueError: No available memory")
+    wrappers = section(out, "wrapper errors")
+    assert len(wrappers) == 2 and "RuntimeError: Engine core initialization failed" in wrappers[1]
+    assert "other errors" not in out
