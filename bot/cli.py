@@ -300,12 +300,16 @@ def cmd_index_github(args: argparse.Namespace) -> int:
     except SettingsError as e:
         raise UserError(str(e), "index") from None
     rules = _rules(args)
-    sources = _sources(args, "index")
     if settings.uses_postgres and not args.db:  # the replicas' shared index (bot/stores/dupes/postgres.py)
         path, index = "the Postgres database", open_repo_index(settings.database_url, settings.data_dir, repo)
     else:
         path = Path(args.db) if args.db else index_path(settings.data_dir, repo)
         index = open_index(str(path))
+    try:
+        sources = _sources(args, "index")
+    except UserError:
+        index.close()
+        raise
 
     async def go():
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout)) as session:
@@ -346,8 +350,9 @@ def cmd_index_export(args: argparse.Namespace) -> int:
         print(f"vllm-triage: {args.export}: {problem} (skipped)", file=sys.stderr)
     index = open_index(args.db)
     try:
+        sources = _sources(args, "index")
         progress = stderr_progress() if sys.stderr.isatty() else None
-        summary = build_from_export(issues, index, rules.evaluate, progress, _sources(args, "index"))
+        summary = build_from_export(issues, index, rules.evaluate, progress, sources)
     finally:
         index.close()
     print(f"{args.export}: {summary.render()} -> {args.db}")
@@ -580,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     pick.add_argument("--versions", metavar="SPEC",
                       help="a version specifier ('>=0.6,<0.9') or a list of versions ('0.6.3,0.17.0'); "
                            "default: every final release")
-    pick.add_argument("--latest", type=_at_least(1, "a number of releases, 1 or more"), metavar="N",
+    pick.add_argument("--latest", type=_at_least(1, "a positive number of releases"), metavar="N",
                       help="the newest N final releases")
     sb.add_argument("--jobs", type=_at_least(1, "a number of processes, 1 or more"),
                     default=min(4, os.cpu_count() or 1), metavar="N",
@@ -608,7 +613,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from bot.stores.database import MissingDriver
 
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help (0), or a usage mistake argparse found (2, its one line already printed)
+        return e.code if isinstance(e.code, int) else 2
     args.rules_dir_given = any(a == "--rules" or a.startswith("--rules=") for a in (argv or sys.argv[1:]))
     try:
         return args.func(args)

@@ -27,7 +27,8 @@ def files(tmp_path):
     not_db.write_text("not an index, just text\n" * 200)
     return {"EXPORT": str(export), "EMPTY": str(empty), "DIR": str(tmp_path), "NOTDB": str(not_db),
             "MISSING": str(tmp_path / "missing.jsonl"), "NODIR": str(tmp_path / "no" / "such" / "dir" / "x.html"),
-            "UNDERFILE": str(export / "x.sqlite3")}
+            "UNDERFILE": str(export / "x.sqlite3"),
+            "NEWDB": str(tmp_path / "new.sqlite3")}
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -61,6 +62,7 @@ CASES = [
     (["index", "EXPORT", "--db", "NOTDB"], "cannot open {NOTDB} as a duplicate index"),
     (["index", "EXPORT"], "--db"),
     (["index"], "give an EXPORT file"),
+    (["index", "EXPORT", "--db", "NEWDB", "--sources", "MISSING"], "--sources {MISSING}: no such file"),
     (["index", "--github", "not-a-repo"], "OWNER/REPO"),
     (["serve", "--port", "70000"], "--port"),
     (["serve", "--port", "http"], "--port"),
