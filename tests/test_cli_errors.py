@@ -72,6 +72,7 @@ CASES = [
     (["redeliver", "--max", "-1"], "--max"),
     (["redeliver"], "GITHUB_APP_ID"),
     (["--rules", "MISSING", "rules", "test"], "{MISSING}"),
+    (["rules", "test", "--sources", "MISSING"], "--sources {MISSING}: no such file"),
     (["replay", "EXPORT", "--sources", "MISSING"], "--sources {MISSING}: no such file"),
     (["replay", "EXPORT", "--sources", "NOTDB"], "cannot open {NOTDB} as a source index"),
     (["explain", "EXPORT", "--sources", "MISSING"], "--sources {MISSING}: no such file"),
