@@ -93,7 +93,8 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         database_url=f"sqlite:///{tmp_path / 'bot.sqlite3'}", data_dir=tmp_path, webhook_secret=SECRET,
         mode="dry-run", workers=4, poll_interval=0.05, retry_base_seconds=0.02, retry_max_seconds=0.2,
         http_backoff_seconds=0.01, secondary_limit_wait=0.02, max_inline_wait=2.0, http_timeout=5.0,
-        lease_seconds=10.0, config_cache_seconds=0.0, core="thread", sources_build=0)
+        lease_seconds=10.0, config_cache_seconds=0.0, core="thread", sources_build=0,
+        comment_settle_seconds=1.0)  # the fake shows a write at once; GitHub's own delay is 10 s
     values.update(overrides)
     return from_env({}, **values)
 
