@@ -14,7 +14,9 @@ import routes (no cycle). Without the index every page answers and says how to b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +59,8 @@ class Deps:
 
 
 DEPS = web.AppKey("error_pages", Deps)
+WARMING = web.AppKey("error_pages_warming", asyncio.Task)
+log = logging.getLogger("vllm_triage.dashboard")
 
 
 def _deps(request: web.Request) -> Deps:
@@ -272,8 +276,35 @@ async def api_search(request: web.Request) -> web.Response:
     return web.json_response(out)
 
 
+async def warm(deps: Deps) -> bool:
+    """Load the index and link the catalog's rules to its sites before anyone asks (with every release indexed
+    that takes the first visitor tens of seconds otherwise). False when no index is built."""
+    try:
+        if await deps.sources.get() is None:
+            return False
+        await _coverage(deps)
+    except Exception:   # the pages load it again on first use, and say what fails
+        log.warning("error pages: could not load the raise-site index ahead of use", exc_info=True)
+        return False
+    return True
+
+
 def setup(app: web.Application, deps: Deps) -> None:
     app[DEPS] = deps
+
+    async def start_warming(app: web.Application) -> None:
+        app[WARMING] = asyncio.create_task(warm(deps))
+
+    async def stop_warming(app: web.Application) -> None:
+        task = app.get(WARMING)
+        if task is not None and not task.done():
+            task.cancel()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    app.on_startup.append(start_warming)
+    app.on_shutdown.append(stop_warming)
     r = app.router
     r.add_get("/dashboard/errors", errors_get)
     r.add_post("/dashboard/errors", errors_post)

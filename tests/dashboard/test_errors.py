@@ -74,6 +74,11 @@ async def search(client: TestClient, paste: str, version: str = "", follow: bool
                              allow_redirects=follow)
 
 
+async def test_the_index_is_loaded_and_linked_to_the_rules_when_the_app_starts(indexed, bare):
+    assert await indexed.server.app[errors.WARMING] is True
+    assert await bare[0].server.app[errors.WARMING] is False
+
+
 async def test_the_page_of_an_error_has_what_the_seed_page_has(indexed, index):
     pp = site_of(index, "vllm/config/model.py", "Pipeline parallelism")
     old = site_of(index, "vllm/config.py", "Pipeline parallelism")
