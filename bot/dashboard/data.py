@@ -1,37 +1,33 @@
-"""From the store's records to what the pages show: issue rows, the overview's statistics and the queue.
+"""What the pages show, from the store's read model (bot/stores/deliveries/summary.py): the overview's charts,
+top causes and rule precision, and the issue page's rows.
 
-Pure functions over plain records (DecisionRecord, IssueState, feedback dicts, Delivery), so the SQL stays in the
-store and the same code serves SQLite and any other implementation of its interface.
+Pure functions over plain records: the store reads only the rows a page shows (the issues opened in a window, a
+page of the queue) and counters it keeps up to date; what is computed here is bounded by those rows.
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.isotime import epoch
 from bot.rules import RuleSet
-from bot.stores.deliveries import DecisionRecord, Delivery, IssueState
+from bot.stores.deliveries import DecisionRecord, IssueState
+from bot.stores.deliveries.summary import (  # noqa: F401 - re-exported for the pages
+    NO_RULE,
+    PRIORITIES,
+    QUEUE_REASONS,
+    QUEUE_SORTS,
+    SUPPRESS_RULE,
+    Disagreement,
+    IssueSummary,
+    QueueQuery,
+    same_diagnosis,
+)
 
 DAY = 86400.0
-SUPPRESS_RULE = "suppress-rule:"
-NO_RULE = "(duplicate search)"
-QUEUE_REASONS = ("no diagnosis", "needs info", "low confidence", "failed to apply", "parked delivery",
-                 "config error")
-# The queue's order: what a maintainer can act on first. An issue takes the first tier any of its reasons puts it in.
-PRIORITIES = (
-    ("the bot could not act", "a failed or parked delivery, or a config error: the issue got nothing"),
-    ("a diagnosis to confirm", "only low-confidence findings: a quick check settles it"),
-    ("an error nobody diagnosed", "a bug with an error (or a complete report) and no rule matched"),
-    ("no diagnosis, details missing", "no rule matched and the bot asked the reporter for details"),
-    ("waiting on the reporter", "diagnosed or not a bug, but the bot asked for details"),
-)
-# kinds for which a missing diagnosis means a human should look (feature requests and RFCs have nothing to diagnose)
-DIAGNOSABLE_KINDS = ("bug", "installation", "performance")
 
 
 def day_of(ts: float) -> date:
@@ -122,31 +118,25 @@ def issue_row(rec: DecisionRecord, rules: RuleSet | None = None, state: IssueSta
     )
 
 
-def issue_rows(records: Iterable[DecisionRecord], rules: RuleSet | None,
-               states: Iterable[IssueState] = ()) -> list[IssueRow]:
-    by_key = {(s.repo, s.number): s for s in states}
-    return [issue_row(r, rules, by_key.get((r.repo, r.number))) for r in records]
-
-
 # ------------------------------------------------------------------------------------------------- overview
 
-def anchor_time(rows: list[IssueRow], now: float, days: int = 30) -> float:
+def anchor_time(newest: float | None, now: float, days: int = 30) -> float:
     """The end of the overview's windows: now, unless nothing was opened in the last `days` days (a server filled
-    from an old export), then the day the newest issue was opened."""
-    newest = max((r.opened for r in rows), default=None)
+    from an old export), then the time the newest issue was opened."""
     if newest is None or newest >= now - days * DAY:
         return now
     return newest
 
 
-def daily_series(rows: list[IssueRow], now: float, days: int) -> list[date]:
+def daily_series(now: float, days: int) -> list[date]:
     end = day_of(now)
     return [end - timedelta(days=i) for i in range(days - 1, -1, -1)]
 
 
-def chart_data(rows: list[IssueRow], now: float, days: int = 30, top_labels: int = 8) -> dict[str, Any]:
-    """Issues triaged per day (by the day they were opened) and the bot's labels per day, for Chart.js."""
-    axis = daily_series(rows, now, days)
+def chart_data(rows: list[IssueSummary], now: float, days: int = 30, top_labels: int = 8) -> dict[str, Any]:
+    """Issues triaged per day (by the day they were opened) and the bot's labels per day, for Chart.js, from the
+    issues opened in the window."""
+    axis = daily_series(now, days)
     index = {d: i for i, d in enumerate(axis)}
     per_day = [0] * len(axis)
     label_days: dict[str, list[int]] = defaultdict(lambda: [0] * len(axis))
@@ -174,24 +164,23 @@ class Cause:
     title: str
     rule: str | None
     count: int = 0
-    issues: list[IssueRow] = field(default_factory=list)
+    issues: list[IssueSummary] = field(default_factory=list)
     first: float = 0.0
     last: float = 0.0
 
 
-def top_causes(rows: list[IssueRow], now: float, days: int, limit: int = 15) -> list[Cause]:
+def top_causes(rows: list[IssueSummary], now: float, days: int, limit: int = 15) -> list[Cause]:
     """Root causes by number of reports opened in the last `days` days: the top diagnosis of an issue when it has
     one, else its error signature ("top crashers")."""
     since = now - days * DAY
     causes: dict[str, Cause] = {}
     for row in rows:
-        if row.opened < since:
+        if row.opened < since or row.opened > now:
             continue
-        if row.findings:
-            f = row.findings[0]
-            key, kind, title, rule = f"rule:{f.rule}", "rule", f.title, f.rule
-        elif row.signature:
-            key, kind, title, rule = f"sig:{row.signature[0]}", "signature", row.signature[1], None
+        if row.top_rule:
+            key, kind, title, rule = f"rule:{row.top_rule}", "rule", row.top_title or row.top_rule, row.top_rule
+        elif row.signature_key:
+            key, kind, title, rule = f"sig:{row.signature_key}", "signature", row.signature_text or "", None
         else:
             continue
         cause = causes.get(key)
@@ -226,11 +215,10 @@ class RuleStat:
         return (self.hits - min(self.hits, self.disagreed)) / self.hits
 
 
-def rule_stats(rows: list[IssueRow], states: Iterable[IssueState], feedback: Iterable[dict[str, Any]],
-               rules: RuleSet | None, rejected_reasons: dict[tuple[str, int, int], str] | None = None
-               ) -> list[RuleStat]:
+def rule_stats(counts: dict[str, int], d: Disagreement, rules: RuleSet | None) -> list[RuleStat]:
     """Per rule: how many issues it diagnosed, and how often maintainers disagreed — removed a label the rule
-    gave, suppressed the rule on the dashboard, or rejected a duplicate link the rule's diagnosis supported."""
+    gave, suppressed the rule on the dashboard, or rejected a duplicate link the rule's diagnosis supported. A
+    suppressed rule keeps its hit: it fired there before the issue was triaged again without it."""
     stats: dict[str, RuleStat] = {}
 
     def stat(rule_id: str) -> RuleStat:
@@ -240,46 +228,22 @@ def rule_stats(rows: list[IssueRow], states: Iterable[IssueState], feedback: Ite
             s = stats[rule_id] = RuleStat(rule_id, rule.title if rule else rule_id)
         return s
 
-    by_key = {row.key: row for row in rows}
-    for row in rows:
-        for f in row.findings:
-            stat(f.rule).hits += 1
-    for state in states:
-        row = by_key.get((state.repo, state.number))
-        if row is None or not state.labels_suppressed:
-            continue
-        removed = set(state.labels_suppressed)
-        for f in row.findings:
-            if removed & set(f.labels):
-                stat(f.rule).label_removed += 1
-    suppressed_seen: set[tuple[str, int, str]] = set()
-    for fb in feedback:
-        kind = str(fb.get("kind") or "")
-        if kind.startswith(SUPPRESS_RULE):
-            rid = kind[len(SUPPRESS_RULE):]
-            key = (fb["repo"], fb["number"], rid)
-            if key not in suppressed_seen:
-                suppressed_seen.add(key)
-                s = stat(rid)
-                s.suppressed += 1
-                row = by_key.get((fb["repo"], fb["number"]))
-                if row is None or all(f.rule != rid for f in row.findings):
-                    s.hits += 1     # it fired there before a maintainer suppressed it (the newer triage lacks it)
-        elif kind == "not-duplicate" and fb.get("target") is not None:
-            reason = (rejected_reasons or {}).get((fb["repo"], fb["number"], int(fb["target"])), "")
-            stat(same_diagnosis(reason) or NO_RULE).not_duplicate += 1
+    for name, n in counts.items():
+        if name.startswith("rule:") and n > 0:
+            stat(name[len("rule:"):]).hits += n
+    for rule, n in d.suppressed_gone.items():
+        stat(rule).hits += n
+    for rule, n in d.label_removed.items():
+        stat(rule).label_removed += n
+    for rule, n in d.suppressed.items():
+        stat(rule).suppressed += n
+    for rule, n in d.not_duplicate.items():
+        stat(rule).not_duplicate += n
     return sorted(stats.values(), key=lambda s: (-s.hits, -s.disagreed, s.rule))
 
 
-def same_diagnosis(reason: str) -> str | None:
-    """The rule named by a duplicate candidate's "same diagnosis: <rule>" reason, if any."""
-    marker = "same diagnosis: "
-    start = reason.find(marker)
-    if start < 0:
-        return None
-    rest = reason[start + len(marker):]
-    end = min((i for i in (rest.find(";"), rest.find(" "), rest.find(",")) if i >= 0), default=len(rest))
-    return rest[:end].strip() or None
+def rule_hits(counts: dict[str, int]) -> dict[str, int]:
+    return {name[len("rule:"):]: n for name, n in counts.items() if name.startswith("rule:") and n > 0}
 
 
 @dataclass(frozen=True)
@@ -290,98 +254,7 @@ class DuplicateStat:
     confirmed: int
 
 
-def duplicate_stats(rows: list[IssueRow], feedback: Iterable[dict[str, Any]]) -> DuplicateStat:
-    feedback = list(feedback)
-    rejected = {(f["repo"], f["number"], f["target"]) for f in feedback if f.get("kind") == "not-duplicate"}
-    confirmed = {(f["repo"], f["number"], f["target"]) for f in feedback if f.get("kind") == "duplicate"}
-    links = {(r.repo, r.number, c.get("number")) for r in rows for c in r.candidates} | rejected
-    return DuplicateStat(issues_with_links=len({(r, n) for r, n, _ in links}), links=len(links),
-                         rejected=len(rejected), confirmed=len(confirmed))
-
-
-# ------------------------------------------------------------------------------------------------- queue
-
-@dataclass(frozen=True)
-class QueueItem:
-    row: IssueRow
-    reasons: tuple[str, ...]
-    detail: str = ""
-
-    @property
-    def priority(self) -> int:
-        return queue_priority(self.reasons)
-
-    @property
-    def priority_name(self) -> str:
-        return PRIORITIES[self.priority][0]
-
-
-def queue_priority(reasons: tuple[str, ...] | list[str]) -> int:
-    """The index in PRIORITIES of a queued issue with these reasons."""
-    r = set(reasons)
-    if r & {"failed to apply", "parked delivery", "config error"}:
-        return 0
-    if "low confidence" in r:
-        return 1
-    if "no diagnosis" in r:
-        return 3 if "needs info" in r else 2
-    return 4
-
-
-def queue_reasons(row: IssueRow, low_confidence: float, parked: set[tuple[str, int]]) -> list[str]:
-    reasons = []
-    if not row.findings and (row.kind in DIAGNOSABLE_KINDS or row.error):
-        reasons.append("no diagnosis")
-    if row.needs_info:
-        reasons.append("needs info")
-    if row.findings and all(f.confidence < low_confidence for f in row.findings):
-        reasons.append("low confidence")
-    if "(failed:" in row.reason:
-        reasons.append("failed to apply")
-    if row.key in parked:
-        reasons.append("parked delivery")
-    return reasons
-
-
-@dataclass(frozen=True)
-class QueueFilter:
-    repo: str | None = None
-    label: str | None = None
-    reason: str | None = None
-    max_age_days: float | None = None
-    sort: str = "priority"            # priority | newest | oldest | repo
-
-    SORTS = ("priority", "newest", "oldest", "repo")
-
-
-def build_queue(rows: list[IssueRow], parked: list[Delivery], config_errors: dict[str, list[str]],
-                low_confidence: float, flt: QueueFilter, now: float | None = None) -> list[QueueItem]:
-    now = time.time() if now is None else now
-    parked_keys = {(d.repo, d.issue_number) for d in parked if d.repo and d.issue_number is not None}
-    items = []
-    for row in rows:
-        if row.state != "open":
-            continue
-        reasons = queue_reasons(row, low_confidence, parked_keys)
-        if row.repo in config_errors:
-            reasons.append("config error")
-        if not reasons:
-            continue
-        if flt.repo and row.repo != flt.repo:
-            continue
-        if flt.label and flt.label not in row.labels and flt.label not in row.issue_labels:
-            continue
-        if flt.reason and flt.reason not in reasons:
-            continue
-        if flt.max_age_days is not None and row.age_days(now) > flt.max_age_days:
-            continue
-        items.append(QueueItem(row, tuple(reasons)))
-    if flt.sort == "oldest":
-        items.sort(key=lambda i: (i.row.opened, i.row.number))
-    elif flt.sort == "repo":
-        items.sort(key=lambda i: (i.row.repo, -i.row.number))
-    elif flt.sort == "newest":
-        items.sort(key=lambda i: (-i.row.opened, -i.row.number))
-    else:
-        items.sort(key=lambda i: (i.priority, -i.row.opened, -i.row.number))
-    return items
+def duplicate_stats(counts: dict[str, int], d: Disagreement) -> DuplicateStat:
+    """Links the bot suggests now, plus the ones maintainers rejected (never suggested again)."""
+    return DuplicateStat(issues_with_links=counts.get("with_candidates", 0) + d.rejected_issues_without_links,
+                         links=counts.get("candidates", 0) + d.rejected, rejected=d.rejected, confirmed=d.confirmed)

@@ -19,8 +19,9 @@ import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -50,8 +51,6 @@ from bot.stores.deliveries import DeliveryStore
 
 log = logging.getLogger("vllm_triage.dashboard")
 PREFIXES = ("/dashboard", "/api/rules", "/api/errors")
-MAX_ROWS = 20_000
-CLOCK_SKEW = 120.0   # seconds: replicas' clocks may differ when they write decisions
 DONE_MESSAGES = {
     "retriage": "Triage ran again; the newest decision is shown below.",
     "not-duplicate": "Recorded: not a duplicate. The link will not be suggested again and the triage ran again.",
@@ -70,32 +69,6 @@ class Dashboard:
     _catalog: Catalog | None = None
     _catalog_key: tuple | None = None       # the index the catalog was built with
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # newest decision per issue, kept between requests: each request reads only what was decided since
-    _records: dict[tuple[str, int], Any] = field(default_factory=dict)
-    _rows: dict[int, data.IssueRow] = field(default_factory=dict)     # by decision id (records never change)
-    _watermark: float | None = None
-    _records_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    async def latest(self, store: Any) -> list[Any]:
-        async with self._records_lock:
-            since = None if self._watermark is None else self._watermark - CLOCK_SKEW
-            for rec in await store.latest_decisions(since=since, limit=MAX_ROWS):
-                key = (rec.repo, rec.number)
-                current = self._records.get(key)
-                if current is None or rec.id > current.id:
-                    if current is not None:
-                        self._rows.pop(current.id, None)
-                    self._records[key] = rec
-                self._watermark = max(self._watermark or rec.created_at, rec.created_at)
-            return sorted(self._records.values(), key=lambda r: -r.id)
-
-    def row(self, rec: Any, rules: RuleSet, state: Any) -> data.IssueRow:
-        row = self._rows.get(rec.id)
-        if row is None:
-            row = self._rows[rec.id] = data.issue_row(rec, rules)
-        wanted = state.state if state is not None else "open"
-        return row if row.state == wanted else replace(row, state=wanted)
-
     async def rules(self) -> RuleSet:
         if self._rules is None:
             async with self._lock:
@@ -185,79 +158,79 @@ def _require_read(request: web.Request, *, json_api: bool = False) -> None:
 
 # ------------------------------------------------------------------------------------------------ pages
 
-async def _rows(request: web.Request) -> tuple[list[data.IssueRow], list[Any]]:
-    store, dash = _store(request), request.app[DASHBOARD]
-    states = await store.issue_states()
-    by_key = {(s.repo, s.number): s for s in states}
-    rules = await dash.rules()
-    rows = [dash.row(rec, rules, by_key.get((rec.repo, rec.number))) for rec in await dash.latest(store)]
-    return rows, states
-
-
-async def _rejected_reasons(store: Any, feedback: list[dict[str, Any]]) -> dict[tuple[str, int, int], str]:
-    """For each /not-duplicate, the reason the rejected candidate was suggested with (from earlier decisions)."""
-    out: dict[tuple[str, int, int], str] = {}
-    for fb in [f for f in feedback if f.get("kind") == "not-duplicate" and f.get("target") is not None][-200:]:
-        for rec in await store.decisions(fb["repo"], fb["number"], 50):
-            cands = (rec.plan.get("decision") or {}).get("candidates") or []
-            hit = next((c for c in cands if isinstance(c, dict) and c.get("number") == fb["target"]), None)
-            if hit is not None:
-                out[(fb["repo"], fb["number"], int(fb["target"]))] = str(hit.get("reason") or "")
-                break
-    return out
-
-
 async def overview(request: web.Request) -> web.Response:
     _require_read(request)
     store, dash = _store(request), request.app[DASHBOARD]
-    rows, states = await _rows(request)
-    feedback = await store.all_feedback()
     now = time.time()
-    parked = await store.deliveries("parked", 1000)
-    config_errors = await store.config_errors()
-    queue = data.build_queue(rows, parked, config_errors, dash.settings.low_confidence, data.QueueFilter(), now)
-    stats = data.rule_stats(rows, states, feedback, await dash.rules(), await _rejected_reasons(store, feedback))
-    diagnosed = sum(1 for r in rows if r.findings)
-    anchor = data.anchor_time(rows, now)
+    counts = await store.dashboard_counts()
+    anchor = data.anchor_time(await store.newest_opened(), now)
+    window = await store.opened_between(anchor - 30 * data.DAY, anchor)   # only the issues the charts show
+    disagreement = await store.disagreement()
+    deliveries = await store.delivery_counts(done=False)
     return _page(
         request, "overview.html.j2", title="Overview",
-        totals={"issues": len(rows), "diagnosed": diagnosed, "needs_info": sum(1 for r in rows if r.needs_info),
-                "with_duplicates": sum(1 for r in rows if r.candidates), "queue": len(queue),
-                "parked": len(parked), "config_errors": len(config_errors)},
-        charts=data.chart_data(rows, anchor), top7=data.top_causes(rows, anchor, 7),
-        top30=data.top_causes(rows, anchor, 30), anchor=anchor if anchor != now else None,
-        rule_stats=stats, dupes=data.duplicate_stats(rows, feedback),
-        deliveries=await store.delivery_counts())
+        totals={"issues": counts.get("issues", 0), "diagnosed": counts.get("diagnosed", 0),
+                "needs_info": counts.get("needs_info", 0), "with_duplicates": counts.get("with_candidates", 0),
+                "queue": counts.get("queue", 0), "parked": deliveries.get("parked", 0),
+                "config_errors": len(await store.config_errors())},
+        charts=data.chart_data(window, anchor), top7=data.top_causes(window, anchor, 7),
+        top30=data.top_causes(window, anchor, 30), anchor=anchor if anchor != now else None,
+        rule_stats=data.rule_stats(counts, disagreement, await dash.rules()),
+        dupes=data.duplicate_stats(counts, disagreement), deliveries=deliveries)
 
 
-def _number(raw: str | None) -> float | None:
+def _number(raw: str | None, what: str = "age must be a number of days") -> float | None:
     if not raw:
         return None
     try:
         value = float(raw)
     except ValueError:
-        raise web.HTTPBadRequest(text="age must be a number of days") from None
+        raise web.HTTPBadRequest(text=what) from None
     return value if value >= 0 else None
+
+
+QUEUE_PAGE = 50
+
+
+@dataclass(frozen=True)
+class QueueForm:
+    """The queue's filters as the page's form shows them."""
+
+    repo: str | None
+    label: str | None
+    reason: str | None
+    age: str
+    sort: str
+    page: int
+
+    def url(self, page: int) -> str:
+        params = {k: v for k, v in (("repo", self.repo), ("label", self.label), ("reason", self.reason),
+                                    ("age", self.age), ("sort", self.sort)) if v}
+        return "/dashboard/queue?" + urlencode({**params, "page": page})
 
 
 async def queue(request: web.Request) -> web.Response:
     _require_read(request)
-    store, dash = _store(request), request.app[DASHBOARD]
+    store = _store(request)
     q = request.query
-    sort = q.get("sort") if q.get("sort") in data.QueueFilter.SORTS else "priority"
-    reason = q.get("reason") if q.get("reason") in data.QUEUE_REASONS else None
-    flt = data.QueueFilter(repo=q.get("repo") or None, label=q.get("label") or None, reason=reason,
-                           max_age_days=_number(q.get("age")), sort=sort)
-    rows, _ = await _rows(request)
-    parked = await store.deliveries("parked", 1000)
-    config_errors = await store.config_errors()
-    items = data.build_queue(rows, parked, config_errors, dash.settings.low_confidence, flt)
-    open_rows = [r for r in rows if r.state == "open"]
+    age = _number(q.get("age"))
+    page = int(_number(q.get("page"), "page must be a number") or 1)
+    form = QueueForm(repo=q.get("repo") or None, label=q.get("label") or None,
+                     reason=q.get("reason") if q.get("reason") in data.QUEUE_REASONS else None,
+                     age=q.get("age", "") if age is not None else "",
+                     sort=q.get("sort") if q.get("sort") in data.QUEUE_SORTS else "priority", page=max(1, page))
+    query = data.QueueQuery(repo=form.repo, label=form.label, reason=form.reason,
+                            opened_since=time.time() - age * data.DAY if age is not None else None, sort=form.sort,
+                            limit=QUEUE_PAGE, offset=(form.page - 1) * QUEUE_PAGE)
+    items, total = await store.queue(query)
+    counts = await store.dashboard_counts()
     return _page(
-        request, "queue.html.j2", title="Queue", items=items[:500], total=len(items), flt=flt,
-        repos=sorted({r.repo for r in open_rows}), labels=sorted({lb for r in open_rows for lb in r.labels}),
-        reasons=data.QUEUE_REASONS, sorts=data.QueueFilter.SORTS, priorities=data.PRIORITIES, parked=parked[:100],
-        config_errors=config_errors)
+        request, "queue.html.j2", title="Queue", items=items, total=total, flt=form,
+        pages=max(1, -(-total // QUEUE_PAGE)), first=query.offset + 1,
+        repos=sorted(name[len("repo:"):] for name in counts if name.startswith("repo:")),
+        labels=sorted(name[len("label:"):] for name in counts if name.startswith("label:")),
+        reasons=data.QUEUE_REASONS, sorts=data.QUEUE_SORTS, priorities=data.PRIORITIES,
+        parked=await store.deliveries("parked", 100), config_errors=await store.config_errors())
 
 
 def _issue_key(request: web.Request) -> tuple[str, int]:
@@ -273,7 +246,8 @@ async def issue_page(request: web.Request) -> web.Response:
     if not records:
         raise web.HTTPNotFound(text=f"no decision recorded for {repo}#{number}")
     view = issue_view(records, await store.issue_state(repo, number), await store.feedback(repo, number),
-                      await store.issue_deliveries(repo, number), await dash.rules(), dash.settings.low_confidence)
+                      await store.issue_deliveries(repo, number), await dash.rules(),
+                      await store.issue_summary(repo, number))
     done = DONE_MESSAGES.get(request.query.get("done", ""))
     return _page(request, "issue.html.j2", title=f"{repo}#{number}", v=view, done=done)
 
@@ -281,8 +255,7 @@ async def issue_page(request: web.Request) -> web.Response:
 async def catalog_index(request: web.Request) -> web.Response:
     _require_read(request)
     catalog = await request.app[DASHBOARD].catalog()
-    rows, _ = await _rows(request)
-    hits = _hit_counts(rows)
+    hits = data.rule_hits(await _store(request).dashboard_counts())
     entries = [catalog.entry(rid) for rid in catalog.ids()]
     query = request.query.get("q", "")[:200]
     labels = sorted({lb for e in entries for lb in e.labels})
@@ -292,16 +265,7 @@ async def catalog_index(request: web.Request) -> web.Response:
                  query=query, label=label, labels=labels)
 
 
-def _hit_counts(rows: list[data.IssueRow]) -> dict[str, int]:
-    hits: dict[str, int] = {}
-    for row in rows:
-        for f in row.findings:
-            hits[f.rule] = hits.get(f.rule, 0) + 1
-    return hits
-
-
-def _matched(rows: list[data.IssueRow], rule_id: str) -> list[data.IssueRow]:
-    return sorted((r for r in rows if any(f.rule == rule_id for f in r.findings)), key=lambda r: -r.opened)
+MAX_MATCHED = 200
 
 
 async def catalog_rule(request: web.Request) -> web.Response:
@@ -309,11 +273,13 @@ async def catalog_rule(request: web.Request) -> web.Response:
     entry = (await request.app[DASHBOARD].catalog()).entry(request.match_info["rule"])
     if entry is None:
         raise web.HTTPNotFound(text="no such rule")
-    rows, _ = await _rows(request)
-    return _page(request, "rule.html.j2", title=entry.title, e=entry, matched=_matched(rows, entry.id))
+    store = _store(request)
+    hits = data.rule_hits(await store.dashboard_counts()).get(entry.id, 0)
+    return _page(request, "rule.html.j2", title=entry.title, e=entry, hits=hits,
+                 matched=await store.rule_issues(entry.id, MAX_MATCHED))
 
 
-def _issue_json(row: data.IssueRow) -> dict[str, Any]:
+def _issue_json(row: data.IssueSummary) -> dict[str, Any]:
     return {"repo": row.repo, "number": row.number, "title": row.title, "url": row.url,
             "dashboard": f"/dashboard/issues/{row.repo}/{row.number}", "opened": row.opened, "state": row.state}
 
@@ -321,8 +287,7 @@ def _issue_json(row: data.IssueRow) -> dict[str, Any]:
 async def api_rules(request: web.Request) -> web.Response:
     _require_read(request, json_api=True)
     catalog = await request.app[DASHBOARD].catalog()
-    rows, _ = await _rows(request)
-    hits = _hit_counts(rows)
+    hits = data.rule_hits(await _store(request).dashboard_counts())
     out = []
     for rid in catalog.ids():
         e = catalog.entry(rid)
@@ -338,8 +303,8 @@ async def api_rule(request: web.Request) -> web.Response:
     entry = (await request.app[DASHBOARD].catalog()).entry(request.match_info["rule"])
     if entry is None:
         raise web.HTTPNotFound(text=json.dumps({"error": "no such rule"}), content_type="application/json")
-    rows, _ = await _rows(request)
-    return web.json_response(entry.as_json([_issue_json(r) for r in _matched(rows, entry.id)[:200]]))
+    rows = await _store(request).rule_issues(entry.id, MAX_MATCHED)
+    return web.json_response(entry.as_json([_issue_json(r) for r in rows]))
 
 
 # ------------------------------------------------------------------------------------------------ login
@@ -470,6 +435,15 @@ def setup(app: web.Application, settings: Settings, *, dashboard: DashboardSetti
         client=client_address, sources=sources, settings=dash_settings,
         throttle=LoginThrottle(errors.SEARCHES_PER_MINUTE, 60.0)))
     app.middlewares.append(session_middleware(dash_settings, PREFIXES))
+
+    async def queue_threshold(app: web.Application) -> None:
+        # the store computes each issue's queue reasons when it records a decision, with this threshold
+        moved = await app[STORE].set_low_confidence(dash_settings.low_confidence)
+        if moved:
+            log.info("dashboard: %d issues moved in or out of the queue (low confidence below %s)", moved,
+                     dash_settings.low_confidence)
+
+    app.on_startup.append(queue_threshold)
     app.middlewares.append(error_pages())   # inside the session middleware: the page needs the session
     r = app.router
     r.add_get("/", root)

@@ -60,7 +60,7 @@ def _environment(report: Report) -> list[tuple[str, str]]:
 
 
 def issue_view(records: list[DecisionRecord], state: IssueState | None, feedback: list[dict[str, Any]],
-               deliveries: list[Delivery], rules: RuleSet | None, low_confidence: float) -> IssueView:
+               deliveries: list[Delivery], rules: RuleSet | None, summary: data.IssueSummary | None) -> IssueView:
     latest = records[0]
     row = data.issue_row(latest, rules, state)
     source = None
@@ -90,7 +90,7 @@ def issue_view(records: list[DecisionRecord], state: IssueState | None, feedback
         suppressed={f["kind"][len(data.SUPPRESS_RULE):] for f in feedback
                     if str(f.get("kind", "")).startswith(data.SUPPRESS_RULE)},
         state=state,
-        queue_reasons=data.queue_reasons(row, low_confidence, set()),
+        queue_reasons=list(summary.reasons) if summary is not None and summary.state == "open" else [],
         installation_id=source[0].installation_id if source is not None else None,
         frames=list(root.frames[-MAX_FRAMES:]) if root is not None else [],
         error=decision.get("error") if isinstance(decision.get("error"), dict) else None,

@@ -2,9 +2,11 @@
 
 Each backend module of a store (bot/stores/<store>/sqlite.py, …/postgres.py) holds `MIGRATIONS`, a tuple of SQL
 scripts: entry i is version i + 1. To change a schema, append an entry to both backends; never edit, reorder or
-remove one. The table `store_versions` (store, version) in the database or file that holds a store's tables
-records the version its schema is at; migrating applies the entries after it, in one transaction, then records
-the new version. On Postgres an advisory lock makes replicas that start together apply each entry once.
+remove one. An entry may also be a function of the connection (a data migration: filling a new table from the
+old ones), run in the same transaction as the scripts around it. The table `store_versions` (store, version) in
+the database or file that holds a store's tables records the version its schema is at; migrating applies the
+entries after it, in one transaction, then records the new version. On Postgres an advisory lock makes replicas
+that start together apply each entry once.
 
 A schema made before `store_versions` existed is recognised by the store's `adopt` function (its version then),
 read once when the store has no row yet.
@@ -19,6 +21,7 @@ from typing import Any
 MIGRATION_LOCK = 0x76_74_72_69_61_67_65  # "vtriage": the Postgres advisory lock key held while migrating
 Connection = Any                         # an sqlite3.Connection (autocommit) or a psycopg.Connection
 Adopt = Callable[[Connection], int]      # the version of a schema that predates store_versions (0: none)
+Migration = str | Callable[[Connection], None]   # SQL statements, or a data migration run on the connection
 
 
 class SchemaTooNew(RuntimeError):
@@ -31,7 +34,7 @@ def statements(script: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-def _apply(conn: Connection, ph: str, store: str, migrations: Sequence[str], adopt: Adopt | None,
+def _apply(conn: Connection, ph: str, store: str, migrations: Sequence[Migration], adopt: Adopt | None,
            clock: Callable[[], float]) -> int:
     row = conn.execute(f"SELECT version FROM store_versions WHERE store = {ph}", (store,)).fetchone()
     version = row[0] if row is not None else (adopt(conn) if adopt is not None else 0)
@@ -39,6 +42,9 @@ def _apply(conn: Connection, ph: str, store: str, migrations: Sequence[str], ado
         raise SchemaTooNew(f"the {store} store's schema is at version {version}, newer than this vllm-triage "
                            f"knows ({len(migrations)}): upgrade vllm-triage")
     for script in migrations[version:]:
+        if callable(script):
+            script(conn)
+            continue
         for statement in statements(script):
             conn.execute(statement)
     if row is None or version < len(migrations):
@@ -48,7 +54,7 @@ def _apply(conn: Connection, ph: str, store: str, migrations: Sequence[str], ado
     return len(migrations)
 
 
-def migrate_sqlite(db: Connection, store: str, migrations: Sequence[str], *, adopt: Adopt | None = None,
+def migrate_sqlite(db: Connection, store: str, migrations: Sequence[Migration], *, adopt: Adopt | None = None,
                    clock: Callable[[], float] = time.time) -> int:
     """Bring `store`'s tables in the SQLite database `db` (opened with isolation_level=None) to the newest version;
     returns that version."""
@@ -72,7 +78,7 @@ def sqlite_table_exists(db: Connection, name: str) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
-def migrate_postgres(url: str, store: str, migrations: Sequence[str], *, adopt: Adopt | None = None,
+def migrate_postgres(url: str, store: str, migrations: Sequence[Migration], *, adopt: Adopt | None = None,
                      clock: Callable[[], float] = time.time) -> int:
     """Bring `store`'s tables in the Postgres database at `url` to the newest version (one transaction, under
     the migration lock); returns that version."""

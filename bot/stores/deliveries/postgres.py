@@ -28,6 +28,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from bot.stores.deliveries import summary
 from bot.stores.deliveries.records import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState
 from bot.stores.deliveries.rows import (
     MAX_ERROR_CHARS,
@@ -42,17 +43,40 @@ from bot.stores.deliveries.rows import (
     issue_key,
     issue_state_from_row,
     issue_state_params,
-    latest_decisions_query,
     parked_error,
     save_issue_state_sql,
 )
-from bot.stores.migrations import migrate_postgres, postgres_table_exists
+from bot.stores.deliveries.summary import (
+    CONFIRMED,
+    LABELS_REMOVED,
+    NEWEST_OPENED,
+    NOT_DUPLICATE,
+    PARKED_OF,
+    SUMMARY_OF,
+    SUPPRESSED,
+    Disagreement,
+    IssueSummary,
+    QueueQuery,
+    candidate_links,
+    disagreement,
+    queue_count_sql,
+    queue_sql,
+    requeued,
+    rule_issues_sql,
+    state_writes,
+    summarize,
+    summary_from_row,
+    summary_writes,
+    tier_writes,
+    window_sql,
+)
+from bot.stores.migrations import Migration, migrate_postgres, postgres_table_exists
 
 STORE = "deliveries"
 CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
 INSERT_ROWS = 500                         # deliveries per multi-row INSERT of one group commit
 
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: the delivery queue
     """
     CREATE TABLE deliveries (
@@ -143,6 +167,66 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE issue_state ADD COLUMN comment_posted_at DOUBLE PRECISION;
     """,
+    # 6: the dashboard's read model (bot/stores/deliveries/summary.py): a summary row per issue, its findings,
+    # duplicate links and counters, kept up to date as decisions are recorded
+    """
+    CREATE TABLE issue_summary (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        decision_id BIGINT NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT,
+        opened DOUBLE PRECISION NOT NULL,
+        triaged DOUBLE PRECISION NOT NULL,
+        state TEXT NOT NULL DEFAULT 'open',
+        kind TEXT,
+        labels TEXT NOT NULL DEFAULT '[]',
+        issue_labels TEXT NOT NULL DEFAULT '[]',
+        rules TEXT NOT NULL DEFAULT '[]',
+        finding_labels TEXT NOT NULL DEFAULT '[]',
+        top_rule TEXT,
+        top_title TEXT,
+        max_confidence DOUBLE PRECISION,
+        needs_info INTEGER NOT NULL DEFAULT 0,
+        candidates INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        signature_key TEXT,
+        signature_text TEXT,
+        failed INTEGER NOT NULL DEFAULT 0,
+        parked INTEGER NOT NULL DEFAULT 0,
+        reasons TEXT NOT NULL DEFAULT '',
+        queue_tier INTEGER,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE INDEX issue_summary_opened ON issue_summary (opened);
+    CREATE INDEX issue_summary_queue ON issue_summary (state, queue_tier, opened DESC, number DESC)
+        WHERE queue_tier IS NOT NULL;
+    CREATE INDEX issue_summary_queue_age ON issue_summary (state, opened DESC, number DESC)
+        WHERE queue_tier IS NOT NULL;
+    CREATE INDEX issue_summary_queue_repo ON issue_summary (state, repo, number DESC) WHERE queue_tier IS NOT NULL;
+    CREATE TABLE issue_findings (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        rule TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        opened DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (repo, number, rule)
+    );
+    CREATE INDEX issue_findings_rule ON issue_findings (rule, opened, number);
+    CREATE TABLE candidate_links (
+        repo TEXT NOT NULL,
+        number BIGINT NOT NULL,
+        target BIGINT NOT NULL,
+        rule TEXT,
+        PRIMARY KEY (repo, number, target)
+    );
+    CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n BIGINT NOT NULL);
+    CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE INDEX feedback_kind ON feedback (kind);
+    CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
+    """,
+    # 7: the read model filled from the decisions recorded before it
+    lambda conn: summary.backfill(conn, "%s"),
 )
 
 
@@ -165,8 +249,10 @@ def adopt(conn) -> int:
 class PostgresDeliveryStore:
     """A connection pool; every method is one short transaction."""
 
-    def __init__(self, url: str, *, clock=time.time, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, clock=time.time, pool_size: int = 10,
+                 low_confidence: float = summary.LOW_CONFIDENCE) -> None:
         self.url = url
+        self.low_confidence = low_confidence
         self._clock = clock
         # check: a connection the server dropped (restart, failover, idle timeout) is replaced before use.
         self._pool = AsyncConnectionPool(url, min_size=1, max_size=max(2, pool_size), open=False,
@@ -283,6 +369,7 @@ class PostgresDeliveryStore:
                 await conn.execute("UPDATE deliveries SET status = %s, claimed_by = NULL, lease_until = NULL,"
                                    " finished_at = %s, last_error = %s WHERE id = %s",
                                    (PARKED, now, parked_error(row), row["id"]))
+                await self._requeue(conn, row["repo"], row["issue_number"])
                 return "again"
             await conn.execute("UPDATE deliveries SET status = %s, claimed_by = %s, lease_until = %s,"
                                " attempts = attempts + 1 WHERE id = %s",
@@ -312,9 +399,14 @@ class PostgresDeliveryStore:
             " attempts = attempts - %s", (QUEUED, not_before, error[:MAX_ERROR_CHARS], undo), delivery_id, worker)
 
     async def park(self, delivery_id: str, worker: str, error: str) -> bool:
-        return await self._update_owned(
-            "UPDATE deliveries SET status = %s, last_error = %s, finished_at = %s, lease_until = NULL",
-            (PARKED, error[:MAX_ERROR_CHARS], self._clock()), delivery_id, worker)
+        async with self._conn() as conn:
+            row = await (await conn.execute(
+                "UPDATE deliveries SET status = %s, last_error = %s, finished_at = %s, lease_until = NULL"
+                " WHERE id = %s AND claimed_by = %s AND status = %s RETURNING repo, issue_number",
+                (PARKED, error[:MAX_ERROR_CHARS], self._clock(), delivery_id, worker, RUNNING))).fetchone()
+            if row is not None:
+                await self._requeue(conn, row["repo"], row["issue_number"])
+            return row is not None
 
     async def _fetch(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
         async with self._conn() as conn:
@@ -332,7 +424,14 @@ class PostgresDeliveryStore:
             rows = await self._fetch("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT %s", (limit,))
         return [delivery_from_row(r) for r in rows]
 
-    async def delivery_counts(self) -> dict[str, int]:
+    async def delivery_counts(self, done: bool = True) -> dict[str, int]:
+        """Deliveries per status; without `done` only the unfinished and parked ones (an index range each, where
+        counting the done ones reads them all)."""
+        if not done:
+            async with self._conn() as conn:
+                return {status: (await (await conn.execute("SELECT COUNT(*) AS n FROM deliveries WHERE status = %s",
+                                                           (status,))).fetchone())["n"]
+                        for status in (QUEUED, RUNNING, PARKED)}
         counts = empty_counts()
         for row in await self._fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status"):
             counts[row["status"]] = row["n"]
@@ -347,16 +446,30 @@ class PostgresDeliveryStore:
     async def save_issue_state(self, state: IssueState) -> None:
         async with self._conn() as conn:
             await conn.execute(save_issue_state_sql("%s"), issue_state_params(state, self._clock()))
+            old = await self._summary(conn, state.repo, state.number, lock=True)
+            if old is not None:
+                await self._run(conn, state_writes("%s", old, state.state))
 
     # -- decisions ------------------------------------------------------------------------------------
 
     async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
                               plan: dict[str, Any], applied: bool) -> None:
+        """The decision, and the issue's summary for the dashboard, in one transaction."""
+        now = self._clock()
         async with self._conn() as conn:
-            await conn.execute(
+            row = await (await conn.execute(
                 "INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
-                (delivery_id, repo, number, mode, reason, json.dumps(plan), bool(applied), self._clock()))
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
+                (delivery_id, repo, number, mode, reason, json.dumps(plan), bool(applied), now))).fetchone()
+            record = DecisionRecord(row["id"], delivery_id, repo, number, mode, reason, plan, bool(applied), now)
+            old = await self._summary(conn, repo, number, lock=True)
+            if old is not None and old.decision_id > record.id:
+                return
+            state = await (await conn.execute("SELECT state FROM issue_state WHERE repo = %s AND number = %s",
+                                              (repo, number))).fetchone()
+            new = summarize(record, state["state"] if state else "open", await self._parked(conn, repo, number),
+                            self.low_confidence)
+            await self._run(conn, summary_writes("%s", old, new, candidate_links(record)))
 
     async def decisions(self, repo: str | None = None, number: int | None = None,
                         limit: int = 100) -> list[DecisionRecord]:
@@ -411,25 +524,87 @@ class PostgresDeliveryStore:
     async def config_errors(self) -> dict[str, list[str]]:
         return {r["repo"]: json.loads(r["errors"]) for r in await self._fetch("SELECT * FROM config_errors")}
 
-    # -- dashboard reads --------------------------------------------------------------------------------
+    # -- the dashboard's read model (bot/stores/deliveries/summary.py) ----------------------------------------
 
-    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
-                               limit: int = 10000) -> list[DecisionRecord]:
-        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
-        return [decision_from_row(r) for r in await self._fetch(*latest_decisions_query("%s", repo, since, limit))]
+    @staticmethod
+    async def _run(conn: AsyncConnection, statements: list[tuple[str, tuple]]) -> None:
+        for sql, params in statements:
+            await conn.execute(sql, params)
 
-    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
-        if repo is not None:
-            return await self._fetch(sql + " WHERE repo = %s ORDER BY id", (repo,))
-        return await self._fetch(sql + " ORDER BY id")
+    @staticmethod
+    async def _summary(conn: AsyncConnection, repo: str, number: int, lock: bool = False) -> IssueSummary | None:
+        """The issue's summary row; with `lock`, held until the transaction ends. The first summary of an issue has
+        no row to lock: an advisory lock on the issue serialises its writers across replicas."""
+        if lock:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (issue_key(repo, number),))
+        row = await (await conn.execute(SUMMARY_OF.format(ph="%s") + (" FOR UPDATE" if lock else ""),
+                                        (repo, number))).fetchone()
+        return summary_from_row(row) if row else None
 
-    async def issue_states(self, repo: str | None = None) -> list[IssueState]:
-        if repo is not None:
-            rows = await self._fetch("SELECT * FROM issue_state WHERE repo = %s", (repo,))
-        else:
-            rows = await self._fetch("SELECT * FROM issue_state")
-        return [issue_state_from_row(r) for r in rows]
+    @staticmethod
+    async def _parked(conn: AsyncConnection, repo: str, number: int) -> bool:
+        return await (await conn.execute(PARKED_OF.format(ph="%s"), (issue_key(repo, number),))).fetchone() is not None
+
+    async def _requeue(self, conn: AsyncConnection, repo: str | None, number: int | None) -> None:
+        """After a delivery of the issue was parked: its summary's parked flag, reasons and tier again."""
+        old = await self._summary(conn, repo, number, lock=True) if repo and number is not None else None
+        if old is not None:
+            new = requeued(IssueSummary(**{**old.__dict__, "parked": await self._parked(conn, old.repo, old.number)}),
+                           self.low_confidence)
+            await self._run(conn, tier_writes("%s", old, new))
+
+    async def set_low_confidence(self, threshold: float) -> int:
+        """Use another low-confidence threshold for the queue: every summary's reasons again when it changed;
+        returns how many moved."""
+        self.low_confidence = threshold
+        moved = 0
+        async with self._conn() as conn:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('dashboard_meta', 1))")
+            row = await (await conn.execute("SELECT value FROM dashboard_meta WHERE key = 'low_confidence'")).fetchone()
+            if row is not None and float(row["value"]) == threshold:
+                return 0
+            rows = await (await conn.execute("SELECT * FROM issue_summary WHERE max_confidence IS NOT NULL"
+                                             " FOR UPDATE")).fetchall()
+            for r in rows:
+                old = summary_from_row(r)
+                writes = tier_writes("%s", old, requeued(old, threshold))
+                await self._run(conn, writes)
+                moved += bool(writes)
+            await conn.execute("INSERT INTO dashboard_meta (key, value) VALUES ('low_confidence', %s)"
+                               " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (repr(threshold),))
+        return moved
+
+    async def dashboard_counts(self) -> dict[str, int]:
+        return {r["name"]: r["n"] for r in await self._fetch("SELECT name, n FROM dashboard_counts WHERE n <> 0")}
+
+    async def issue_summary(self, repo: str, number: int) -> IssueSummary | None:
+        async with self._conn() as conn:
+            return await self._summary(conn, repo, number)
+
+    async def queue(self, query: QueueQuery) -> tuple[list[IssueSummary], int]:
+        """One page of the queue and the number of issues in it with these filters."""
+        async with self._conn() as conn:
+            rows = [summary_from_row(r) for r in await (await conn.execute(*queue_sql("%s", query))).fetchall()]
+            count = queue_count_sql("%s", query)
+            if count is None:
+                row = await (await conn.execute("SELECT n FROM dashboard_counts WHERE name = 'queue'")).fetchone()
+                return rows, row["n"] if row else 0
+            return rows, (await (await conn.execute(*count)).fetchone())["n"]
+
+    async def opened_between(self, since: float, until: float) -> list[IssueSummary]:
+        return [summary_from_row(r) for r in await self._fetch(window_sql("%s"), (since, until))]
+
+    async def newest_opened(self) -> float | None:
+        return (await self._fetch(NEWEST_OPENED))[0]["t"]
+
+    async def rule_issues(self, rule: str, limit: int = 200) -> list[IssueSummary]:
+        return [summary_from_row(r) for r in await self._fetch(rule_issues_sql("%s"), (rule, limit))]
+
+    async def disagreement(self) -> Disagreement:
+        async with self._conn() as conn:
+            rows = [await (await conn.execute(sql)).fetchall() for sql in (SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED,
+                                                                             CONFIRMED)]
+        return disagreement(rows[0], rows[1], rows[2], rows[3][0]["n"])
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = await self._fetch("SELECT * FROM deliveries WHERE issue_key = %s ORDER BY received_at DESC LIMIT %s",

@@ -4,6 +4,7 @@ records it returns. Backends: bot/stores/deliveries/sqlite.py (one replica), …
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -59,6 +60,90 @@ class DecisionRecord:
     created_at: float
 
 
+# ------------------------------------------------------------- the dashboard's read model (summary.py)
+
+# The queue's order: what a maintainer can act on first. An issue takes the first tier its reasons put it in.
+PRIORITIES = (
+    ("the bot could not act", "a failed or parked delivery: the issue got nothing"),
+    ("a diagnosis to confirm", "only low-confidence findings: a quick check settles it"),
+    ("an error nobody diagnosed", "a bug with an error (or a complete report) and no rule matched"),
+    ("no diagnosis, details missing", "no rule matched and the bot asked the reporter for details"),
+    ("waiting on the reporter", "diagnosed or not a bug, but the bot asked for details"),
+)
+
+
+@dataclass(frozen=True)
+class IssueSummary:
+    """An issue's newest decision, flattened: what the overview, the queue and the catalog show of it."""
+
+    repo: str
+    number: int
+    decision_id: int
+    title: str
+    url: str | None
+    opened: float                       # when the issue was opened (the decision's time when unknown)
+    triaged: float
+    state: str = "open"
+    kind: str | None = None
+    labels: tuple[str, ...] = ()        # the bot's topic labels
+    issue_labels: tuple[str, ...] = ()  # the labels on the issue when the bot read it
+    rules: tuple[str, ...] = ()         # the findings' rules, most confident first
+    top_title: str | None = None        # the first finding's title
+    max_confidence: float | None = None
+    needs_info: int = 0
+    candidates: int = 0
+    error: str | None = None            # "Type: first line" of the root cause
+    signature_key: str | None = None
+    signature_text: str | None = None
+    failed: bool = False                # applying the decision failed
+    parked: bool = False                # a delivery of the issue is parked
+    reasons: tuple[str, ...] = ()       # why it is in the queue (QUEUE_REASONS), empty when it is not
+    queue_tier: int | None = None       # index in PRIORITIES; None: not in the queue
+    finding_labels: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), compare=False)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.repo, self.number
+
+    @property
+    def top_rule(self) -> str | None:
+        return self.rules[0] if self.rules else None
+
+    @property
+    def diagnosed(self) -> bool:
+        return bool(self.rules)
+
+    @property
+    def priority_name(self) -> str | None:
+        return PRIORITIES[self.queue_tier][0] if self.queue_tier is not None else None
+
+
+@dataclass(frozen=True)
+class QueueQuery:
+    """The queue page's filters, order and page."""
+
+    repo: str | None = None
+    label: str | None = None
+    reason: str | None = None
+    opened_since: float | None = None
+    sort: str = "priority"
+    limit: int = 50
+    offset: int = 0
+
+
+@dataclass
+class Disagreement:
+    """Per rule, how often maintainers disagreed with it, and the duplicate links they rejected or confirmed."""
+
+    label_removed: Counter[str] = field(default_factory=Counter)
+    suppressed: Counter[str] = field(default_factory=Counter)
+    suppressed_gone: Counter[str] = field(default_factory=Counter)   # suppressed, so no longer a finding
+    not_duplicate: Counter[str] = field(default_factory=Counter)     # by the rule that supported the link
+    rejected: int = 0
+    rejected_issues_without_links: int = 0
+    confirmed: int = 0
+
+
 class DeliveryStore(Protocol):
     """The delivery queue, per-issue bot state, decisions, feedback, installations and config errors."""
 
@@ -74,7 +159,7 @@ class DeliveryStore(Protocol):
     async def park(self, delivery_id: str, worker: str, error: str) -> bool: ...
     async def delivery(self, delivery_id: str) -> Delivery | None: ...
     async def deliveries(self, status: str | None = None, limit: int = 100) -> list[Delivery]: ...
-    async def delivery_counts(self) -> dict[str, int]: ...
+    async def delivery_counts(self, done: bool = True) -> dict[str, int]: ...
     async def issue_state(self, repo: str, number: int) -> IssueState | None: ...
     async def save_issue_state(self, state: IssueState) -> None: ...
     async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
@@ -91,9 +176,13 @@ class DeliveryStore(Protocol):
     async def installations(self) -> list[dict[str, Any]]: ...
     async def set_config_errors(self, repo: str, errors: list[str]) -> None: ...
     async def config_errors(self) -> dict[str, list[str]]: ...
-    # read side of the dashboard (bot/dashboard): whole-table reads, aggregated in Python
-    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
-                               limit: int = 10000) -> list[DecisionRecord]: ...
-    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]: ...
-    async def issue_states(self, repo: str | None = None) -> list[IssueState]: ...
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]: ...
+    # the dashboard's read model (bot/stores/deliveries/summary.py), kept up to date by the writes above
+    async def set_low_confidence(self, threshold: float) -> int: ...
+    async def dashboard_counts(self) -> dict[str, int]: ...
+    async def issue_summary(self, repo: str, number: int) -> IssueSummary | None: ...
+    async def queue(self, query: QueueQuery) -> tuple[list[IssueSummary], int]: ...
+    async def opened_between(self, since: float, until: float) -> list[IssueSummary]: ...
+    async def newest_opened(self) -> float | None: ...
+    async def rule_issues(self, rule: str, limit: int = 200) -> list[IssueSummary]: ...
+    async def disagreement(self) -> Disagreement: ...

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bot.stores.deliveries import summary
 from bot.stores.deliveries.records import DONE, PARKED, QUEUED, RUNNING, DecisionRecord, Delivery, IssueState
 from bot.stores.deliveries.rows import (
     MAX_ERROR_CHARS,
@@ -27,17 +28,40 @@ from bot.stores.deliveries.rows import (
     issue_key,
     issue_state_from_row,
     issue_state_params,
-    latest_decisions_query,
     parked_error,
     save_issue_state_sql,
 )
-from bot.stores.migrations import migrate_sqlite, sqlite_table_exists
+from bot.stores.deliveries.summary import (
+    CONFIRMED,
+    LABELS_REMOVED,
+    NEWEST_OPENED,
+    NOT_DUPLICATE,
+    PARKED_OF,
+    SUMMARY_OF,
+    SUPPRESSED,
+    Disagreement,
+    IssueSummary,
+    QueueQuery,
+    candidate_links,
+    disagreement,
+    queue_count_sql,
+    queue_sql,
+    requeued,
+    rule_issues_sql,
+    state_writes,
+    summarize,
+    summary_from_row,
+    summary_writes,
+    tier_writes,
+    window_sql,
+)
+from bot.stores.migrations import Migration, migrate_sqlite, sqlite_table_exists
 
 STORE = "deliveries"
 
 BUSY_TIMEOUT_MS = 30000  # how long an SQLite statement waits for another process's write lock
 
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: the delivery queue
     """
     CREATE TABLE deliveries (
@@ -131,6 +155,66 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE issue_state ADD COLUMN comment_posted_at REAL;
     """,
+    # 7: the dashboard's read model (bot/stores/deliveries/summary.py): a summary row per issue, its findings,
+    # duplicate links and counters, kept up to date as decisions are recorded
+    """
+    CREATE TABLE issue_summary (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        decision_id INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT,
+        opened REAL NOT NULL,
+        triaged REAL NOT NULL,
+        state TEXT NOT NULL DEFAULT 'open',
+        kind TEXT,
+        labels TEXT NOT NULL DEFAULT '[]',
+        issue_labels TEXT NOT NULL DEFAULT '[]',
+        rules TEXT NOT NULL DEFAULT '[]',
+        finding_labels TEXT NOT NULL DEFAULT '[]',
+        top_rule TEXT,
+        top_title TEXT,
+        max_confidence REAL,
+        needs_info INTEGER NOT NULL DEFAULT 0,
+        candidates INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        signature_key TEXT,
+        signature_text TEXT,
+        failed INTEGER NOT NULL DEFAULT 0,
+        parked INTEGER NOT NULL DEFAULT 0,
+        reasons TEXT NOT NULL DEFAULT '',
+        queue_tier INTEGER,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE INDEX issue_summary_opened ON issue_summary (opened);
+    CREATE INDEX issue_summary_queue ON issue_summary (state, queue_tier, opened DESC, number DESC)
+        WHERE queue_tier IS NOT NULL;
+    CREATE INDEX issue_summary_queue_age ON issue_summary (state, opened DESC, number DESC)
+        WHERE queue_tier IS NOT NULL;
+    CREATE INDEX issue_summary_queue_repo ON issue_summary (state, repo, number DESC) WHERE queue_tier IS NOT NULL;
+    CREATE TABLE issue_findings (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        rule TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        opened REAL NOT NULL,
+        PRIMARY KEY (repo, number, rule)
+    );
+    CREATE INDEX issue_findings_rule ON issue_findings (rule, opened, number);
+    CREATE TABLE candidate_links (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        target INTEGER NOT NULL,
+        rule TEXT,
+        PRIMARY KEY (repo, number, target)
+    );
+    CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n INTEGER NOT NULL);
+    CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE INDEX feedback_kind ON feedback (kind);
+    CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
+    """,
+    # 8: the read model filled from the decisions recorded before it
+    lambda db: summary.backfill(db, "?"),
 )
 
 
@@ -149,8 +233,10 @@ def adopt(db: sqlite3.Connection) -> int:
 class SqliteDeliveryStore:
     """The embedded store. One connection, used from the event loop thread (every statement is short)."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", clock=time.time) -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", clock=time.time,
+                 low_confidence: float = summary.LOW_CONFIDENCE) -> None:
         self.path = str(path)
+        self.low_confidence = low_confidence
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
@@ -260,6 +346,7 @@ class SqliteDeliveryStore:
                     db.execute("UPDATE deliveries SET status = ?, claimed_by = NULL, lease_until = NULL,"
                                " finished_at = ?, last_error = ? WHERE id = ?",
                                (PARKED, now, parked_error(row), row["id"]))
+                    self._requeue(row["repo"], row["issue_number"])
                     db.execute("COMMIT")
                     continue
                 db.execute("UPDATE deliveries SET status = ?, claimed_by = ?, lease_until = ?,"
@@ -292,9 +379,20 @@ class SqliteDeliveryStore:
             " attempts = attempts - ?", (QUEUED, not_before, error[:MAX_ERROR_CHARS], undo), delivery_id, worker)
 
     async def park(self, delivery_id: str, worker: str, error: str) -> bool:
-        return self._update_owned(
-            "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?, lease_until = NULL",
-            (PARKED, error[:MAX_ERROR_CHARS], self._clock()), delivery_id, worker)
+        db = self._db
+        await self._begin_immediate()
+        try:
+            parked = self._update_owned(
+                "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?, lease_until = NULL",
+                (PARKED, error[:MAX_ERROR_CHARS], self._clock()), delivery_id, worker)
+            if parked:
+                row = db.execute("SELECT repo, issue_number FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+                self._requeue(row["repo"], row["issue_number"])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return parked
 
     async def delivery(self, delivery_id: str) -> Delivery | None:
         row = self._db.execute("SELECT * FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
@@ -308,7 +406,12 @@ class SqliteDeliveryStore:
             rows = self._db.execute("SELECT * FROM deliveries ORDER BY received_at DESC LIMIT ?", (limit,))
         return [delivery_from_row(r) for r in rows]
 
-    async def delivery_counts(self) -> dict[str, int]:
+    async def delivery_counts(self, done: bool = True) -> dict[str, int]:
+        """Deliveries per status; without `done` only the unfinished and parked ones (an index range each, where
+        counting the done ones reads them all)."""
+        if not done:
+            return {status: self._db.execute("SELECT COUNT(*) FROM deliveries WHERE status = ?", (status,))
+                    .fetchone()[0] for status in (QUEUED, RUNNING, PARKED)}
         counts = empty_counts()
         for row in self._db.execute("SELECT status, COUNT(*) FROM deliveries GROUP BY status"):
             counts[row[0]] = row[1]
@@ -321,16 +424,36 @@ class SqliteDeliveryStore:
         return issue_state_from_row(row) if row else None
 
     async def save_issue_state(self, state: IssueState) -> None:
-        self._db.execute(save_issue_state_sql("?"), issue_state_params(state, self._clock()))
+        db = self._db
+        await self._begin_immediate()
+        try:
+            db.execute(save_issue_state_sql("?"), issue_state_params(state, self._clock()))
+            old = self._summary(state.repo, state.number)
+            if old is not None:
+                self._run(state_writes("?", old, state.state))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     # -- decisions ------------------------------------------------------------------------------------
 
     async def record_decision(self, delivery_id: str | None, repo: str, number: int, mode: str, reason: str,
                               plan: dict[str, Any], applied: bool) -> None:
-        self._db.execute(
-            "INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            (delivery_id, repo, number, mode, reason, json.dumps(plan), int(applied), self._clock()))
+        """The decision, and the issue's summary for the dashboard, in one transaction."""
+        db, now = self._db, self._clock()
+        await self._begin_immediate()
+        try:
+            cur = db.execute(
+                "INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (delivery_id, repo, number, mode, reason, json.dumps(plan), int(applied), now))
+            self._store_summary(DecisionRecord(cur.lastrowid, delivery_id, repo, number, mode, reason, plan,
+                                               bool(applied), now))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     async def decisions(self, repo: str | None = None, number: int | None = None,
                         limit: int = 100) -> list[DecisionRecord]:
@@ -390,23 +513,88 @@ class SqliteDeliveryStore:
     async def config_errors(self) -> dict[str, list[str]]:
         return {r["repo"]: json.loads(r["errors"]) for r in self._db.execute("SELECT * FROM config_errors")}
 
-    # -- dashboard reads (plain SQL, no SQLite-only functions) -------------------------------------------
+    # -- the dashboard's read model (bot/stores/deliveries/summary.py) ----------------------------------------
 
-    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
-                               limit: int = 10000) -> list[DecisionRecord]:
-        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
-        return [decision_from_row(r) for r in self._db.execute(*latest_decisions_query("?", repo, since, limit))]
+    def _run(self, statements: list[tuple[str, tuple]]) -> None:
+        for sql, params in statements:
+            self._db.execute(sql, params)
 
-    async def all_feedback(self, repo: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT repo, number, kind, target, actor, created_at FROM feedback"
-        rows = (self._db.execute(sql + " WHERE repo = ? ORDER BY id", (repo,)) if repo is not None
-                else self._db.execute(sql + " ORDER BY id"))
-        return [dict(r) for r in rows]
+    def _summary(self, repo: str, number: int) -> IssueSummary | None:
+        row = self._db.execute(SUMMARY_OF.format(ph="?"), (repo, number)).fetchone()
+        return summary_from_row(row) if row else None
 
-    async def issue_states(self, repo: str | None = None) -> list[IssueState]:
-        rows = (self._db.execute("SELECT * FROM issue_state WHERE repo = ?", (repo,)) if repo is not None
-                else self._db.execute("SELECT * FROM issue_state"))
-        return [issue_state_from_row(r) for r in rows]
+    def _parked(self, repo: str, number: int) -> bool:
+        return self._db.execute(PARKED_OF.format(ph="?"), (issue_key(repo, number),)).fetchone() is not None
+
+    def _store_summary(self, record: DecisionRecord) -> None:
+        old = self._summary(record.repo, record.number)
+        if old is not None and old.decision_id > record.id:
+            return
+        row = self._db.execute("SELECT state FROM issue_state WHERE repo = ? AND number = ?",
+                               (record.repo, record.number)).fetchone()
+        new = summarize(record, row["state"] if row else "open", self._parked(record.repo, record.number),
+                        self.low_confidence)
+        self._run(summary_writes("?", old, new, candidate_links(record)))
+
+    def _requeue(self, repo: str | None, number: int | None) -> None:
+        """After a delivery of the issue was parked: its summary's parked flag, reasons and tier again."""
+        old = self._summary(repo, number) if repo and number is not None else None
+        if old is not None:
+            new = requeued(IssueSummary(**{**old.__dict__, "parked": self._parked(old.repo, old.number)}),
+                           self.low_confidence)
+            self._run(tier_writes("?", old, new))
+
+    async def set_low_confidence(self, threshold: float) -> int:
+        """Use another low-confidence threshold for the queue: every summary's reasons again when it changed;
+        returns how many moved."""
+        self.low_confidence = threshold
+        row = self._db.execute("SELECT value FROM dashboard_meta WHERE key = 'low_confidence'").fetchone()
+        if row is not None and float(row["value"]) == threshold:
+            return 0
+        db, moved = self._db, 0
+        await self._begin_immediate()
+        try:
+            for r in db.execute("SELECT * FROM issue_summary WHERE max_confidence IS NOT NULL").fetchall():
+                old = summary_from_row(r)
+                writes = tier_writes("?", old, requeued(old, threshold))
+                self._run(writes)
+                moved += bool(writes)
+            db.execute("INSERT INTO dashboard_meta (key, value) VALUES ('low_confidence', ?) ON CONFLICT (key)"
+                       " DO UPDATE SET value = excluded.value", (repr(threshold),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return moved
+
+    async def dashboard_counts(self) -> dict[str, int]:
+        return {r["name"]: r["n"] for r in self._db.execute("SELECT name, n FROM dashboard_counts WHERE n <> 0")}
+
+    async def issue_summary(self, repo: str, number: int) -> IssueSummary | None:
+        return self._summary(repo, number)
+
+    async def queue(self, query: QueueQuery) -> tuple[list[IssueSummary], int]:
+        """One page of the queue and the number of issues in it with these filters."""
+        rows = [summary_from_row(r) for r in self._db.execute(*queue_sql("?", query))]
+        count = queue_count_sql("?", query)
+        if count is None:
+            row = self._db.execute("SELECT n FROM dashboard_counts WHERE name = 'queue'").fetchone()
+            return rows, row["n"] if row else 0
+        return rows, self._db.execute(*count).fetchone()["n"]
+
+    async def opened_between(self, since: float, until: float) -> list[IssueSummary]:
+        return [summary_from_row(r) for r in self._db.execute(window_sql("?"), (since, until))]
+
+    async def newest_opened(self) -> float | None:
+        return self._db.execute(NEWEST_OPENED).fetchone()["t"]
+
+    async def rule_issues(self, rule: str, limit: int = 200) -> list[IssueSummary]:
+        return [summary_from_row(r) for r in self._db.execute(rule_issues_sql("?"), (rule, limit))]
+
+    async def disagreement(self) -> Disagreement:
+        db = self._db
+        return disagreement(db.execute(SUPPRESSED).fetchall(), db.execute(NOT_DUPLICATE).fetchall(),
+                            db.execute(LABELS_REMOVED).fetchall(), db.execute(CONFIRMED).fetchone()["n"])
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = self._db.execute("SELECT * FROM deliveries WHERE issue_key = ? ORDER BY received_at DESC LIMIT ?",
