@@ -24,6 +24,7 @@ from bot.stores.deliveries.summary import (  # noqa: F401 - re-exported for the 
     Disagreement,
     IssueSummary,
     QueueQuery,
+    opened_day,
     same_diagnosis,
 )
 
@@ -133,23 +134,34 @@ def daily_series(now: float, days: int) -> list[date]:
     return [end - timedelta(days=i) for i in range(days - 1, -1, -1)]
 
 
-def chart_data(rows: list[IssueSummary], now: float, days: int = 30, top_labels: int = 8) -> dict[str, Any]:
+def day_range(now: float, days: int) -> tuple[int, int]:
+    """The first and last UTC day (days since the epoch) of the `days` days that end with `now`'s."""
+    last = opened_day(now)
+    return last - days + 1, last
+
+
+DayRow = tuple[int, str, int]   # (day, counter name, n) from the store's per-day counters
+
+
+def chart_data(day_rows: list[DayRow], now: float, days: int = 30, top_labels: int = 8) -> dict[str, Any]:
     """Issues triaged per day (by the day they were opened) and the bot's labels per day, for Chart.js, from the
-    issues opened in the window."""
+    store's per-day counters."""
     axis = daily_series(now, days)
-    index = {d: i for i, d in enumerate(axis)}
+    first, _ = day_range(now, days)
     per_day = [0] * len(axis)
     label_days: dict[str, list[int]] = defaultdict(lambda: [0] * len(axis))
     label_total: Counter[str] = Counter()
-    for row in rows:
-        i = index.get(day_of(row.opened))
-        if i is None:
+    for day, name, n in day_rows:
+        i = day - first
+        if not 0 <= i < len(axis):
             continue
-        per_day[i] += 1
-        for label in row.labels:
-            label_days[label][i] += 1
-            label_total[label] += 1
-    labels = [name for name, _ in label_total.most_common(top_labels)]
+        if name == "issues":
+            per_day[i] += n
+        elif name.startswith("label:"):
+            label = name[len("label:"):]
+            label_days[label][i] += n
+            label_total[label] += n
+    labels = sorted(label_total, key=lambda name: (-label_total[name], name))[:top_labels]
     return {
         "days": [d.isoformat() for d in axis],
         "triaged": per_day,
@@ -165,34 +177,38 @@ class Cause:
     rule: str | None
     count: int = 0
     issues: list[IssueSummary] = field(default_factory=list)
-    first: float = 0.0
     last: float = 0.0
 
 
-def top_causes(rows: list[IssueSummary], now: float, days: int, limit: int = 15) -> list[Cause]:
-    """Root causes by number of reports opened in the last `days` days: the top diagnosis of an issue when it has
-    one, else its error signature ("top crashers")."""
-    since = now - days * DAY
-    causes: dict[str, Cause] = {}
-    for row in rows:
-        if row.opened < since or row.opened > now:
+def ranked_causes(day_rows: list[DayRow], now: float, days: int, limit: int = 15) -> list[Cause]:
+    """Root causes by number of reports opened in the last `days` days (whole UTC days, today's included): the top
+    diagnosis of an issue when it has one, else its error signature ("top crashers"). Ties: the one seen last
+    first. Their titles and issues come from `with_issues`."""
+    first, last = day_range(now, days)
+    count: Counter[str] = Counter()
+    newest: dict[str, int] = {}
+    for day, name, n in day_rows:
+        if first <= day <= last and name.startswith("cause:") and n > 0:
+            key = name[len("cause:"):]
+            count[key] += n
+            newest[key] = max(newest.get(key, day), day)
+    ranked = sorted(count, key=lambda k: (-count[k], -newest[k], k))[:limit]
+    return [Cause(key, "rule" if key.startswith("rule:") else "signature", "",
+                  key[len("rule:"):] if key.startswith("rule:") else None, count[key], last=newest[key] * DAY)
+            for key in ranked]
+
+
+def with_issues(causes: list[Cause], issues: dict[str, list[IssueSummary]]) -> list[Cause]:
+    """The causes with their newest issues (as the store read them), titled from the newest."""
+    out = []
+    for cause in causes:
+        rows = issues.get(cause.key) or []
+        if not rows:        # recorded since the counters were read: nothing to show
             continue
-        if row.top_rule:
-            key, kind, title, rule = f"rule:{row.top_rule}", "rule", row.top_title or row.top_rule, row.top_rule
-        elif row.signature_key:
-            key, kind, title, rule = f"sig:{row.signature_key}", "signature", row.signature_text or "", None
-        else:
-            continue
-        cause = causes.get(key)
-        if cause is None:
-            cause = causes[key] = Cause(key, kind, title, rule, first=row.opened, last=row.opened)
-        cause.count += 1
-        cause.issues.append(row)
-        cause.first, cause.last = min(cause.first, row.opened), max(cause.last, row.opened)
-    ranked = sorted(causes.values(), key=lambda c: (-c.count, -c.last, c.key))
-    for cause in ranked:
-        cause.issues.sort(key=lambda r: -r.opened)
-    return ranked[:limit]
+        newest = rows[0]
+        title = (newest.top_title or cause.rule or "") if cause.rule else (newest.signature_text or "")
+        out.append(Cause(cause.key, cause.kind, title, cause.rule, cause.count, list(rows), newest.opened))
+    return out
 
 
 @dataclass

@@ -158,13 +158,21 @@ def _require_read(request: web.Request, *, json_api: bool = False) -> None:
 
 # ------------------------------------------------------------------------------------------------ pages
 
+CAUSE_ISSUES = 5     # issues named per root cause (the page shows 4, then …)
+
+
 async def overview(request: web.Request) -> web.Response:
     _require_read(request)
     store, dash = _store(request), request.app[DASHBOARD]
     now = time.time()
     counts = await store.dashboard_counts()
     anchor = data.anchor_time(await store.newest_opened(), now)
-    window = await store.opened_between(anchor - 30 * data.DAY, anchor)   # only the issues the charts show
+    day_rows = await store.days(*data.day_range(anchor, 30))   # per-day counters, not the issues of 30 days
+    top = {days: data.ranked_causes(day_rows, anchor, days) for days in (7, 30)}
+    for days, causes in top.items():
+        first, last = data.day_range(anchor, days)
+        top[days] = data.with_issues(causes, await store.cause_issues(
+            [c.key for c in causes], first * data.DAY, (last + 1) * data.DAY, CAUSE_ISSUES))
     disagreement = await store.disagreement()
     deliveries = await store.delivery_counts(done=False)
     return _page(
@@ -173,8 +181,8 @@ async def overview(request: web.Request) -> web.Response:
                 "needs_info": counts.get("needs_info", 0), "with_duplicates": counts.get("with_candidates", 0),
                 "queue": counts.get("queue", 0), "parked": deliveries.get("parked", 0),
                 "config_errors": len(await store.config_errors())},
-        charts=data.chart_data(window, anchor), top7=data.top_causes(window, anchor, 7),
-        top30=data.top_causes(window, anchor, 30), anchor=anchor if anchor != now else None,
+        charts=data.chart_data(day_rows, anchor), top7=top[7], top30=top[30],
+        anchor=anchor if anchor != now else None,
         rule_stats=data.rule_stats(counts, disagreement, await dash.rules()),
         dupes=data.duplicate_stats(counts, disagreement), deliveries=deliveries)
 

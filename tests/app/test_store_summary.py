@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from bot.stores.deliveries import IssueState, open_delivery_store
-from bot.stores.deliveries.summary import QueueQuery, counts, summary_from_row
+from bot.stores.deliveries.summary import QueueQuery, counts, day_counts, opened_day, summary_from_row
 
 from .pg import pg_url  # noqa: F401 - fixture
 
@@ -62,16 +62,27 @@ async def decide(store, number: int, reason: str = "issues.opened", repo: str = 
                                 False)
 
 
+async def select(store, sql: str) -> list:
+    return store._db.execute(sql).fetchall() if hasattr(store, "_db") else await store._fetch(sql)
+
+
 async def recount(store) -> dict[str, int]:
     """The counters computed from scratch from every summary row."""
     total: Counter[str] = Counter()
-    if hasattr(store, "_db"):
-        rows = store._db.execute("SELECT * FROM issue_summary").fetchall()
-    else:
-        rows = await store._fetch("SELECT * FROM issue_summary")
-    for r in rows:
+    for r in await select(store, "SELECT * FROM issue_summary"):
         total.update(counts(summary_from_row(r)))
     return {k: v for k, v in total.items() if v}
+
+
+async def recount_days(store) -> dict[tuple[int, str], int]:
+    total: Counter[tuple[int, str]] = Counter()
+    for r in await select(store, "SELECT * FROM issue_summary"):
+        total.update(day_counts(summary_from_row(r)))
+    return {k: v for k, v in total.items() if v}
+
+
+async def day_counters(store) -> dict[tuple[int, str], int]:
+    return {(r["day"], r["name"]): r["n"] for r in await select(store, "SELECT * FROM dashboard_days WHERE n <> 0")}
 
 
 async def test_a_summary_follows_the_newest_decision_and_the_issue_state(store):
@@ -97,6 +108,7 @@ async def test_a_summary_follows_the_newest_decision_and_the_issue_state(store):
     await decide(store, 2, findings=[("pp", 0.9, ())])
     assert (await store.issue_summary("o/r", 2)).queue_tier is None
     assert await store.dashboard_counts() == await recount(store)
+    assert await day_counters(store) == await recount_days(store)
 
 
 async def test_any_plan_shape_is_summarised(store):
@@ -107,6 +119,7 @@ async def test_any_plan_shape_is_summarised(store):
     old = await store.issue_summary("o/r", 8)
     assert old.rules == ("old-rule",) and old.labels == ("rocm",) and old.max_confidence is None
     assert await store.dashboard_counts() == await recount(store)
+    assert await day_counters(store) == await recount_days(store)
 
 
 async def fill_queue(store) -> None:
@@ -163,6 +176,7 @@ async def test_parking_a_delivery_puts_its_issue_first(store):
     await store.complete(d.id, "w")
     assert (await store.issue_summary("o/r", 1)).queue_tier is None
     assert await store.dashboard_counts() == await recount(store)
+    assert await day_counters(store) == await recount_days(store)
 
 
 async def test_a_new_low_confidence_threshold_moves_issues(store):
@@ -175,6 +189,7 @@ async def test_a_new_low_confidence_threshold_moves_issues(store):
     await decide(store, 11, findings=[("r", 0.9, ())])
     assert (await store.issue_summary("o/r", 11)).queue_tier == 1   # new decisions use the new threshold
     assert await store.dashboard_counts() == await recount(store)
+    assert await day_counters(store) == await recount_days(store)
     assert await store.set_low_confidence(0.3) == 6          # and none is, 5 (0.4) included
     assert (await store.issue_summary("o/r", 5)).reasons == ("needs info",)
 
@@ -202,7 +217,20 @@ async def test_disagreement_is_read_from_feedback_and_removed_labels(store):
 async def test_the_window_and_a_rules_issues_are_read_by_index(store):
     for n, days in ((1, 40), (2, 20), (3, 5), (4, 1)):
         await decide(store, n, days_ago=days, findings=[("oom", 0.9, ())] if n != 2 else [])
-    assert [s.number for s in await store.opened_between(NOW - 30 * DAY, NOW)] == [4, 3, 2]
+    await decide(store, 5, days_ago=5, signature="sig-a")
+    await decide(store, 6, days_ago=6, signature="sig-a", findings=[("pp", 0.9, ())])
+    today = opened_day(NOW)
+    days = await store.days(today - 29, today)
+    assert {d: n for d, name, n in days if name == "issues"} == {today - 20: 1, today - 6: 1, today - 5: 2,
+                                                                 today - 1: 1}
+    assert {(d, name) for d, name, _ in days if name.startswith("cause:")} == {
+        (today - 5, "cause:rule:oom"), (today - 1, "cause:rule:oom"), (today - 5, "cause:sig:sig-a"),
+        (today - 6, "cause:rule:pp")}
+    found = await store.cause_issues(["rule:oom", "sig:sig-a", "rule:pp"], NOW - 30 * DAY, NOW + 1, 1)
+    assert {k: [s.number for s in v] for k, v in found.items()} == {"rule:oom": [4], "sig:sig-a": [5],
+                                                                    "rule:pp": [6]}
+    assert [s.number for s in (await store.cause_issues(["rule:oom"], NOW - 30 * DAY, NOW - 2 * DAY))["rule:oom"]
+            ] == [3]
     assert abs(await store.newest_opened() - (NOW - DAY)) < 1
     assert [s.number for s in await store.rule_issues("oom", 2)] == [4, 3]
     assert await store.rule_issues("nope") == []
@@ -231,3 +259,4 @@ async def test_counters_equal_a_recount_after_any_sequence_of_writes(store):
         else:
             await store.set_low_confidence(rng.choice([0.6, 0.7, 0.85]))
     assert await store.dashboard_counts() == await recount(store)
+    assert await day_counters(store) == await recount_days(store)

@@ -8,7 +8,7 @@ from collections import Counter
 from bot.dashboard import data
 from bot.rules import load_rules
 from bot.stores.deliveries import DecisionRecord, IssueState
-from bot.stores.deliveries.summary import Disagreement, IssueSummary
+from bot.stores.deliveries.summary import Disagreement, IssueSummary, day_counts
 
 NOW = 1_800_000_000.0
 DAY = data.DAY
@@ -39,15 +39,29 @@ def test_issue_row_reads_new_and_old_records():
     assert row.state == "closed" and row.opened == NOW and row.title == "#3"
 
 
+def day_rows(rows: list[IssueSummary]) -> list[tuple[int, str, int]]:
+    """The store's per-day counters of these issues."""
+    total: Counter = Counter()
+    for row in rows:
+        total.update(day_counts(row))
+    return [(day, name, n) for (day, name), n in total.items()]
+
+
 def test_top_causes_group_by_rule_then_signature_within_the_window():
     rows = [summary(1, days_ago=1, rules=["oom"]), summary(2, days_ago=2, rules=["oom"], signature="msg:a"),
             summary(3, days_ago=3, signature="msg:a"), summary(4, days_ago=4, signature="msg:a"),
             summary(5, days_ago=20, signature="msg:b"), summary(6, days_ago=1)]
-    week = data.top_causes(rows, NOW, 7)
-    assert [(c.key, c.count) for c in week] == [("rule:oom", 2), ("sig:msg:a", 2)]
-    assert [r.number for r in week[0].issues] == [1, 2] and week[0].title == "title oom"
-    month = data.top_causes(rows, NOW, 30)
+    days = day_rows(rows)
+    week = data.ranked_causes(days, NOW, 7)
+    assert [(c.key, c.count, c.rule) for c in week] == [("rule:oom", 2, "oom"), ("sig:msg:a", 2, None)]
+    month = data.ranked_causes(days, NOW, 30)
     assert [(c.key, c.count) for c in month] == [("rule:oom", 2), ("sig:msg:a", 2), ("sig:msg:b", 1)]
+    assert [(c.key, c.count) for c in data.ranked_causes(days, NOW, 30, limit=1)] == [("rule:oom", 2)]
+    shown = data.with_issues(week, {"rule:oom": [rows[0], rows[1]], "sig:msg:a": []})
+    assert [(c.key, c.title, [r.number for r in c.issues], c.last) for c in shown] == [
+        ("rule:oom", "title oom", [1, 2], rows[0].opened)]      # a cause with no issue left is not shown
+    sig = data.with_issues(month[1:2], {"sig:msg:a": [rows[2]]})
+    assert (sig[0].kind, sig[0].title) == ("signature", "text of msg:a")
 
 
 def test_rule_stats_count_hits_and_disagreement():
@@ -74,7 +88,7 @@ def test_duplicate_stats_include_rejected_links():
 def test_charts_and_anchor():
     rows = [summary(1, days_ago=0.1, labels=["memory"]), summary(2, days_ago=0.2, labels=["memory"]),
             summary(3, days_ago=3, labels=["rocm"]), summary(4, days_ago=40)]
-    charts = data.chart_data(rows, NOW, days=30)
+    charts = data.chart_data(day_rows(rows), NOW, days=30)
     assert len(charts["days"]) == 30 and sum(charts["triaged"]) == 3 and charts["triaged"][-1] >= 1
     assert [s["label"] for s in charts["labels"]] == ["memory", "rocm"]
     assert data.anchor_time(NOW - DAY, NOW) == NOW

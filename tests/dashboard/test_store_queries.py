@@ -19,7 +19,8 @@ from .conftest import fill, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-BIG = {"issue_summary", "issue_findings", "decisions", "deliveries", "issue_state", "candidate_links", "feedback"}
+BIG = {"issue_summary", "issue_findings", "decisions", "deliveries", "issue_state", "candidate_links", "feedback",
+       "dashboard_days"}
 # partial indexes that hold only the few rows a page needs (issues whose labels a human removed)
 PARTIAL = {"issue_state_labels_removed"}
 PAGES = ("/dashboard/", "/dashboard/queue", "/dashboard/queue?sort=newest&page=1", "/dashboard/queue?reason=needs+info",

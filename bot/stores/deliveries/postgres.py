@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -58,6 +58,8 @@ from bot.stores.deliveries.summary import (
     IssueSummary,
     QueueQuery,
     candidate_links,
+    cause_issues_sql,
+    days_sql,
     disagreement,
     queue_count_sql,
     queue_sql,
@@ -68,7 +70,6 @@ from bot.stores.deliveries.summary import (
     summary_from_row,
     summary_writes,
     tier_writes,
-    window_sql,
 )
 from bot.stores.migrations import Migration, migrate_postgres, postgres_table_exists
 
@@ -222,6 +223,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     );
     CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n BIGINT NOT NULL);
     CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE dashboard_days (day INTEGER NOT NULL, name TEXT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (day, name));
+    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened);
+    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened) WHERE top_rule IS NULL;
     CREATE INDEX feedback_kind ON feedback (kind);
     CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
     """,
@@ -591,8 +595,18 @@ class PostgresDeliveryStore:
                 return rows, row["n"] if row else 0
             return rows, (await (await conn.execute(*count)).fetchone())["n"]
 
-    async def opened_between(self, since: float, until: float) -> list[IssueSummary]:
-        return [summary_from_row(r) for r in await self._fetch(window_sql("%s"), (since, until))]
+    async def days(self, first: int, last: int) -> list[tuple[int, str, int]]:
+        return [(r["day"], r["name"], r["n"]) for r in await self._fetch(days_sql("%s"), (first, last))]
+
+    async def cause_issues(self, causes: Sequence[str], since: float, until: float,
+                           limit: int = 5) -> dict[str, list[IssueSummary]]:
+        out = {}
+        async with self._conn() as conn:
+            for cause in causes:
+                rows = await (await conn.execute(cause_issues_sql("%s", cause),
+                                                 (cause.split(":", 1)[1], since, until, limit))).fetchall()
+                out[cause] = [summary_from_row(r) for r in rows]
+        return out
 
     async def newest_opened(self) -> float | None:
         return (await self._fetch(NEWEST_OPENED))[0]["t"]

@@ -9,7 +9,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,8 @@ from bot.stores.deliveries.summary import (
     IssueSummary,
     QueueQuery,
     candidate_links,
+    cause_issues_sql,
+    days_sql,
     disagreement,
     queue_count_sql,
     queue_sql,
@@ -53,7 +55,6 @@ from bot.stores.deliveries.summary import (
     summary_from_row,
     summary_writes,
     tier_writes,
-    window_sql,
 )
 from bot.stores.migrations import Migration, migrate_sqlite, sqlite_table_exists
 
@@ -210,6 +211,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     );
     CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n INTEGER NOT NULL);
     CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE dashboard_days (day INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, name));
+    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened);
+    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened) WHERE top_rule IS NULL;
     CREATE INDEX feedback_kind ON feedback (kind);
     CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
     """,
@@ -582,8 +586,14 @@ class SqliteDeliveryStore:
             return rows, row["n"] if row else 0
         return rows, self._db.execute(*count).fetchone()["n"]
 
-    async def opened_between(self, since: float, until: float) -> list[IssueSummary]:
-        return [summary_from_row(r) for r in self._db.execute(window_sql("?"), (since, until))]
+    async def days(self, first: int, last: int) -> list[tuple[int, str, int]]:
+        return [(r["day"], r["name"], r["n"]) for r in self._db.execute(days_sql("?"), (first, last))]
+
+    async def cause_issues(self, causes: Sequence[str], since: float, until: float,
+                           limit: int = 5) -> dict[str, list[IssueSummary]]:
+        return {cause: [summary_from_row(r) for r in self._db.execute(
+                    cause_issues_sql("?", cause), (cause.split(":", 1)[1], since, until, limit))]
+                for cause in causes}
 
     async def newest_opened(self) -> float | None:
         return self._db.execute(NEWEST_OPENED).fetchone()["t"]

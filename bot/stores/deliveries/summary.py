@@ -12,6 +12,7 @@ statements with their placeholder (`?` or `%s`).
     candidate_links    (repo, number, target): every duplicate link ever suggested, with the rule behind it
     dashboard_counts   (name, n): issues, open, diagnosed, needs_info, with_candidates, candidates, queue,
                        rule:<id>, label:<name>, repo:<owner/name>
+    dashboard_days     (day, name, n): per day opened (UTC): issues, label:<name>, cause:rule:<id> | cause:sig:<key>
     dashboard_meta     (key, value): the low-confidence threshold the queue's reasons were computed with
 """
 
@@ -37,6 +38,7 @@ LOW_CONFIDENCE = 0.7      # findings below this put an issue in the queue (DASHB
 QUEUE_REASONS = ("no diagnosis", "needs info", "low confidence", "failed to apply", "parked delivery")
 QUEUE_SORTS = ("priority", "newest", "oldest", "repo")
 MAX_TEXT = 300
+DAY = 86400.0
 
 
 def _cut(text: Any, limit: int = MAX_TEXT) -> str | None:
@@ -164,6 +166,39 @@ def counts(s: IssueSummary | None) -> Counter[str]:
     return c
 
 
+def opened_day(ts: float) -> int:
+    """The UTC day (days since the epoch) of a time: the overview's charts and windows count whole days."""
+    return int(ts // DAY)
+
+
+def cause_key(s: IssueSummary) -> str | None:
+    """An issue's root cause on the overview: its top diagnosis, else its error signature."""
+    if s.top_rule:
+        return f"rule:{s.top_rule}"
+    return f"sig:{s.signature_key}" if s.signature_key else None
+
+
+def day_counts(s: IssueSummary | None) -> Counter[tuple[int, str]]:
+    """The per-day counters one summary row contributes to, on the day it was opened: issues, label:<name>,
+    cause:<cause_key>."""
+    c: Counter[tuple[int, str]] = Counter()
+    if s is None:
+        return c
+    day = opened_day(s.opened)
+    c[(day, "issues")] = 1
+    for label in set(s.labels):
+        c[(day, f"label:{label}")] += 1
+    cause = cause_key(s)
+    if cause:
+        c[(day, f"cause:{cause}")] = 1
+    return c
+
+
+def day_deltas(old: IssueSummary | None, new: IssueSummary | None) -> dict[tuple[int, str], int]:
+    before, after = day_counts(old), day_counts(new)
+    return {k: after[k] - before[k] for k in before.keys() | after.keys() if after[k] != before[k]}
+
+
 def deltas(old: IssueSummary | None, new: IssueSummary | None) -> dict[str, int]:
     before, after = counts(old), counts(new)
     return {name: after[name] - before[name] for name in before.keys() | after.keys()
@@ -207,6 +242,12 @@ def counter_writes(ph: str, changes: dict[str, int]) -> list[tuple[str, tuple]]:
              " DO UPDATE SET n = dashboard_counts.n + excluded.n", (name, n)) for name, n in sorted(changes.items())]
 
 
+def day_writes(ph: str, changes: dict[tuple[int, str], int]) -> list[tuple[str, tuple]]:
+    return [(f"INSERT INTO dashboard_days (day, name, n) VALUES ({ph}, {ph}, {ph}) ON CONFLICT (day, name)"
+             " DO UPDATE SET n = dashboard_days.n + excluded.n", (day, name, n))
+            for (day, name), n in sorted(changes.items())]
+
+
 def summary_writes(ph: str, old: IssueSummary | None, new: IssueSummary,
                    links: Iterable[tuple[int, str | None]] = (), count: bool = True) -> list[tuple[str, tuple]]:
     """The statements that store `new` over `old` (None: the issue has no row yet): the summary row, its findings,
@@ -224,7 +265,9 @@ def summary_writes(ph: str, old: IssueSummary | None, new: IssueSummary,
     for target, rule in links:
         out.append((f"INSERT INTO candidate_links (repo, number, target, rule) VALUES ({ph}, {ph}, {ph}, {ph})"
                     " ON CONFLICT (repo, number, target) DO NOTHING", (new.repo, new.number, target, rule)))
-    return out + counter_writes(ph, deltas(old, new)) if count else out
+    if not count:
+        return out
+    return out + counter_writes(ph, deltas(old, new)) + day_writes(ph, day_deltas(old, new))
 
 
 def state_writes(ph: str, old: IssueSummary, state: str) -> list[tuple[str, tuple]]:
@@ -289,9 +332,16 @@ def queue_count_sql(ph: str, q: QueueQuery) -> tuple[str, tuple] | None:
     return f"SELECT COUNT(*) AS n FROM issue_summary WHERE {where}", params
 
 
-def window_sql(ph: str) -> str:
-    """The issues opened in [since, until]: the overview's charts and top causes read only these."""
-    return f"SELECT * FROM issue_summary WHERE opened >= {ph} AND opened <= {ph} ORDER BY opened DESC"
+def days_sql(ph: str) -> str:
+    """The per-day counters of the days [first, last]: the overview's charts and top causes."""
+    return f"SELECT day, name, n FROM dashboard_days WHERE day >= {ph} AND day <= {ph} AND n <> 0"
+
+
+def cause_issues_sql(ph: str, cause: str) -> str:
+    """The newest issues opened in [since, until) whose root cause is `cause` (a cause_key)."""
+    where = f"top_rule = {ph}" if cause.startswith("rule:") else f"top_rule IS NULL AND signature_key = {ph}"
+    return (f"SELECT * FROM issue_summary WHERE {where} AND opened >= {ph} AND opened < {ph}"
+            f" ORDER BY opened DESC, number DESC LIMIT {ph}")
 
 
 NEWEST_OPENED = "SELECT MAX(opened) AS t FROM issue_summary"
@@ -355,6 +405,7 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
     parked = {r[0] for r in conn.execute("SELECT DISTINCT issue_key FROM deliveries WHERE status = 'parked'")
               .fetchall()}
     totals: Counter[str] = Counter()
+    day_totals: Counter[tuple[int, str]] = Counter()
     last, done = 0, 0
     while True:
         rows = conn.execute(
@@ -374,6 +425,7 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
             for sql, params in summary_writes(ph, None, s, candidate_links(record), count=False):
                 conn.execute(sql, params)
             totals.update(counts(s))
+            day_totals.update(day_counts(s))
             last, done = record.id, done + 1
     # a rejected link was suggested by an older decision than the newest: find the one that suggested it
     for repo, number, target in conn.execute(
@@ -392,7 +444,7 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
                 conn.execute(f"INSERT INTO candidate_links (repo, number, target, rule) VALUES ({ph}, {ph}, {ph},"
                              f" {ph}) ON CONFLICT (repo, number, target) DO NOTHING", (repo, number, *found[0]))
                 break
-    for sql, params in counter_writes(ph, {k: v for k, v in totals.items() if v}):
+    for sql, params in counter_writes(ph, {k: v for k, v in totals.items() if v}) + day_writes(ph, day_totals):
         conn.execute(sql, params)
     conn.execute(f"INSERT INTO dashboard_meta (key, value) VALUES ({ph}, {ph})",
                  ("low_confidence", repr(low_confidence)))
