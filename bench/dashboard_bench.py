@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,7 +41,6 @@ from bot.app.plan import plan as make_plan
 from bot.app.record import issue_meta
 from bot.app.repo_config import RepoConfig
 from bot.app.service import summary
-from bot.isotime import epoch
 from bot.rules import load_rules
 from bot.stores.database import sqlite_path
 from bot.stores.deliveries import IssueState, open_delivery_store
@@ -64,6 +65,7 @@ def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
+@functools.cache
 def templates(n: int, seed: int) -> list[str]:
     """The records the service stores for `n` triaged synthetic reports, as JSON (copied and varied per issue)."""
     rules = load_rules()
@@ -122,7 +124,9 @@ class Fill:
         elif candidates and r < 0.04:
             feedback.append(("duplicate", candidates[0]["number"]))
         removed = decision.get("labels")[:1] if decision.get("labels") and rng.random() < 0.01 else []
-        return {"repo": repo, "number": number, "record": record, "closed": closed, "feedback": feedback,
+        # the record as JSON (100,000 parsed records would take gigabytes)
+        return {"repo": repo, "number": number, "record": json.dumps(record), "opened": opened,
+                "labels": decision.get("labels") or [], "closed": closed, "feedback": feedback,
                 "removed": removed, "reason": "issues.opened"}
 
 
@@ -132,7 +136,7 @@ REAL_PATH = 1000     # the newest issues are recorded through record_decision (i
 async def record(store: Any, item: dict[str, Any], write_ms: list[float]) -> None:
     t0 = time.perf_counter()
     await store.record_decision(f"bench-{item['number']}", item["repo"], item["number"], "live", item["reason"],
-                                item["record"], True)
+                                json.loads(item["record"]), True)
     write_ms.append((time.perf_counter() - t0) * 1000)
     if item["closed"] or item["removed"]:
         await store.save_issue_state(IssueState(item["repo"], item["number"], labels_suppressed=item["removed"],
@@ -145,12 +149,12 @@ def bulk_rows(items: list[dict[str, Any]], now: float) -> dict[str, list[tuple]]
     """The rows of the tables that predate the read model, as a deployment that upgrades has them."""
     rows: dict[str, list[tuple]] = {"decisions": [], "issue_state": [], "feedback": [], "deliveries": []}
     for it in items:
-        opened = epoch(it["record"]["issue"]["created_at"]) or now
+        opened = it["opened"]
         delivery = f"bench-{it['number']}"
         rows["decisions"].append((delivery, it["repo"], it["number"], "live", it["reason"],
-                                  json.dumps(it["record"]), True, opened + 60))
+                                  it["record"], True, opened + 60))
         rows["issue_state"].append(issue_state_params(IssueState(
-            it["repo"], it["number"], labels_added=it["record"]["decision"].get("labels") or [],
+            it["repo"], it["number"], labels_added=it["labels"],
             labels_suppressed=it["removed"], state="closed" if it["closed"] else "open"), opened + 61))
         rows["feedback"] += [(it["repo"], it["number"], kind, target, "dashboard:bench", None, opened + 3600)
                              for kind, target in it["feedback"]]
@@ -302,7 +306,7 @@ async def run_backend(backend: str, n: int, requests: int, seed: int) -> dict[st
     tmp = Path(tempfile.mkdtemp(prefix="dashboard-bench-"))
     schema = None
     if backend == "sqlite":
-        url = fill_url = f"sqlite:///{tmp / 'triage.sqlite3'}"
+        url = f"sqlite:///{tmp / 'triage.sqlite3'}"
     else:
         import psycopg
 
@@ -311,10 +315,9 @@ async def run_backend(backend: str, n: int, requests: int, seed: int) -> dict[st
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
         url = with_options(base, f"-csearch_path={schema}")
-        fill_url = url
     try:
         log(f"{backend}: filling {n:,} issues")
-        filled = await fill(fill_url, n, seed, backend == "postgres")
+        filled = await fill(url, n, seed, backend == "postgres")
         log(f"{backend}: measuring {requests} requests per page")
         pages = await measure(url, tmp / "data", filled, requests)
         return {"backend": backend, "issues": n, "migrate_s": filled["migrate_s"],
@@ -322,6 +325,7 @@ async def run_backend(backend: str, n: int, requests: int, seed: int) -> dict[st
                 "open": filled["counts"].get("open"), "write_p50": statistics.median(filled["write_ms"]),
                 "write_p99": pct(filled["write_ms"], 0.99), "pages": pages}
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
         if schema is not None:
             import psycopg
 

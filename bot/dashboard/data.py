@@ -198,11 +198,11 @@ def ranked_causes(day_rows: list[DayRow], now: float, days: int, limit: int = 15
             for key in ranked]
 
 
-def with_issues(causes: list[Cause], issues: dict[str, list[IssueSummary]]) -> list[Cause]:
-    """The causes with their newest issues (as the store read them), titled from the newest."""
+def with_issues(causes: list[Cause], issues: list[list[IssueSummary]]) -> list[Cause]:
+    """The causes with their newest issues (`issues[i]` are those of `causes[i]`, newest first), titled from the
+    newest."""
     out = []
-    for cause in causes:
-        rows = issues.get(cause.key) or []
+    for cause, rows in zip(causes, issues, strict=True):
         if not rows:        # recorded since the counters were read: nothing to show
             continue
         newest = rows[0]

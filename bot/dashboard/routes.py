@@ -169,10 +169,11 @@ async def overview(request: web.Request) -> web.Response:
     anchor = data.anchor_time(await store.newest_opened(), now)
     day_rows = await store.days(*data.day_range(anchor, 30))   # per-day counters, not the issues of 30 days
     top = {days: data.ranked_causes(day_rows, anchor, days) for days in (7, 30)}
-    for days, causes in top.items():
-        first, last = data.day_range(anchor, days)
-        top[days] = data.with_issues(causes, await store.cause_issues(
-            [c.key for c in causes], first * data.DAY, (last + 1) * data.DAY, CAUSE_ISSUES))
+    bounds = {days: data.day_range(anchor, days) for days in top}
+    wanted = [(c.key, bounds[days][0] * data.DAY, (bounds[days][1] + 1) * data.DAY)
+              for days, causes in top.items() for c in causes]
+    found = iter(await store.cause_issues(wanted, CAUSE_ISSUES))   # one statement for both windows
+    top = {days: data.with_issues(causes, [next(found) for _ in causes]) for days, causes in top.items()}
     disagreement = await store.disagreement()
     deliveries = await store.delivery_counts(done=False)
     return _page(

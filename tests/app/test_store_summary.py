@@ -226,11 +226,12 @@ async def test_the_window_and_a_rules_issues_are_read_by_index(store):
     assert {(d, name) for d, name, _ in days if name.startswith("cause:")} == {
         (today - 5, "cause:rule:oom"), (today - 1, "cause:rule:oom"), (today - 5, "cause:sig:sig-a"),
         (today - 6, "cause:rule:pp")}
-    found = await store.cause_issues(["rule:oom", "sig:sig-a", "rule:pp"], NOW - 30 * DAY, NOW + 1, 1)
-    assert {k: [s.number for s in v] for k, v in found.items()} == {"rule:oom": [4], "sig:sig-a": [5],
-                                                                    "rule:pp": [6]}
-    assert [s.number for s in (await store.cause_issues(["rule:oom"], NOW - 30 * DAY, NOW - 2 * DAY))["rule:oom"]
-            ] == [3]
+    month = (NOW - 30 * DAY, NOW + 1)
+    found = await store.cause_issues([("rule:oom", *month), ("sig:sig-a", *month), ("rule:pp", *month),
+                                      ("rule:oom", NOW - 30 * DAY, NOW - 2 * DAY), ("sig:none", *month)], 1)
+    assert [[s.number for s in part] for part in found] == [[4], [5], [6], [3], []]
+    assert [[s.number for s in part] for part in await store.cause_issues([("rule:oom", *month)])] == [[4, 3]]
+    assert await store.cause_issues([]) == []
     assert abs(await store.newest_opened() - (NOW - DAY)) < 1
     assert [s.number for s in await store.rule_issues("oom", 2)] == [4, 3]
     assert await store.rule_issues("nope") == []

@@ -57,10 +57,10 @@ def test_top_causes_group_by_rule_then_signature_within_the_window():
     month = data.ranked_causes(days, NOW, 30)
     assert [(c.key, c.count) for c in month] == [("rule:oom", 2), ("sig:msg:a", 2), ("sig:msg:b", 1)]
     assert [(c.key, c.count) for c in data.ranked_causes(days, NOW, 30, limit=1)] == [("rule:oom", 2)]
-    shown = data.with_issues(week, {"rule:oom": [rows[0], rows[1]], "sig:msg:a": []})
+    shown = data.with_issues(week, [[rows[0], rows[1]], []])
     assert [(c.key, c.title, [r.number for r in c.issues], c.last) for c in shown] == [
         ("rule:oom", "title oom", [1, 2], rows[0].opened)]      # a cause with no issue left is not shown
-    sig = data.with_issues(month[1:2], {"sig:msg:a": [rows[2]]})
+    sig = data.with_issues(month[1:2], [[rows[2]]])
     assert (sig[0].kind, sig[0].title) == ("signature", "text of msg:a")
 
 

@@ -54,6 +54,7 @@ from bot.stores.deliveries.summary import (
     PARKED_OF,
     SUMMARY_OF,
     SUPPRESSED,
+    UNFINISHED_COUNTS,
     Disagreement,
     IssueSummary,
     QueueQuery,
@@ -224,8 +225,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n BIGINT NOT NULL);
     CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE dashboard_days (day INTEGER NOT NULL, name TEXT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (day, name));
-    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened);
-    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened) WHERE top_rule IS NULL;
+    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened, number);
+    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened, number) WHERE top_rule IS NULL;
     CREATE INDEX feedback_kind ON feedback (kind);
     CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
     """,
@@ -432,10 +433,10 @@ class PostgresDeliveryStore:
         """Deliveries per status; without `done` only the unfinished and parked ones (an index range each, where
         counting the done ones reads them all)."""
         if not done:
-            async with self._conn() as conn:
-                return {status: (await (await conn.execute("SELECT COUNT(*) AS n FROM deliveries WHERE status = %s",
-                                                           (status,))).fetchone())["n"]
-                        for status in (QUEUED, RUNNING, PARKED)}
+            counts = dict.fromkeys((QUEUED, RUNNING, PARKED), 0)
+            for row in await self._fetch(UNFINISHED_COUNTS):
+                counts[row["status"]] = row["n"]
+            return counts
         counts = empty_counts()
         for row in await self._fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status"):
             counts[row["status"]] = row["n"]
@@ -598,14 +599,12 @@ class PostgresDeliveryStore:
     async def days(self, first: int, last: int) -> list[tuple[int, str, int]]:
         return [(r["day"], r["name"], r["n"]) for r in await self._fetch(days_sql("%s"), (first, last))]
 
-    async def cause_issues(self, causes: Sequence[str], since: float, until: float,
-                           limit: int = 5) -> dict[str, list[IssueSummary]]:
-        out = {}
-        async with self._conn() as conn:
-            for cause in causes:
-                rows = await (await conn.execute(cause_issues_sql("%s", cause),
-                                                 (cause.split(":", 1)[1], since, until, limit))).fetchall()
-                out[cause] = [summary_from_row(r) for r in rows]
+    async def cause_issues(self, causes: Sequence[tuple[str, float, float]],
+                           limit: int = 5) -> list[list[IssueSummary]]:
+        out: list[list[IssueSummary]] = [[] for _ in causes]
+        if causes:
+            for r in await self._fetch(*cause_issues_sql("%s", causes, limit)):
+                out[r["part"]].append(summary_from_row(r))
         return out
 
     async def newest_opened(self) -> float | None:

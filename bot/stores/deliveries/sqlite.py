@@ -39,6 +39,7 @@ from bot.stores.deliveries.summary import (
     PARKED_OF,
     SUMMARY_OF,
     SUPPRESSED,
+    UNFINISHED_COUNTS,
     Disagreement,
     IssueSummary,
     QueueQuery,
@@ -212,8 +213,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     CREATE TABLE dashboard_counts (name TEXT PRIMARY KEY, n INTEGER NOT NULL);
     CREATE TABLE dashboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE dashboard_days (day INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, name));
-    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened);
-    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened) WHERE top_rule IS NULL;
+    CREATE INDEX issue_summary_top_rule ON issue_summary (top_rule, opened, number);
+    CREATE INDEX issue_summary_signature ON issue_summary (signature_key, opened, number) WHERE top_rule IS NULL;
     CREATE INDEX feedback_kind ON feedback (kind);
     CREATE INDEX issue_state_labels_removed ON issue_state (repo, number) WHERE labels_suppressed <> '[]';
     """,
@@ -414,8 +415,10 @@ class SqliteDeliveryStore:
         """Deliveries per status; without `done` only the unfinished and parked ones (an index range each, where
         counting the done ones reads them all)."""
         if not done:
-            return {status: self._db.execute("SELECT COUNT(*) FROM deliveries WHERE status = ?", (status,))
-                    .fetchone()[0] for status in (QUEUED, RUNNING, PARKED)}
+            counts = dict.fromkeys((QUEUED, RUNNING, PARKED), 0)
+            for row in self._db.execute(UNFINISHED_COUNTS):
+                counts[row[0]] = row[1]
+            return counts
         counts = empty_counts()
         for row in self._db.execute("SELECT status, COUNT(*) FROM deliveries GROUP BY status"):
             counts[row[0]] = row[1]
@@ -589,11 +592,13 @@ class SqliteDeliveryStore:
     async def days(self, first: int, last: int) -> list[tuple[int, str, int]]:
         return [(r["day"], r["name"], r["n"]) for r in self._db.execute(days_sql("?"), (first, last))]
 
-    async def cause_issues(self, causes: Sequence[str], since: float, until: float,
-                           limit: int = 5) -> dict[str, list[IssueSummary]]:
-        return {cause: [summary_from_row(r) for r in self._db.execute(
-                    cause_issues_sql("?", cause), (cause.split(":", 1)[1], since, until, limit))]
-                for cause in causes}
+    async def cause_issues(self, causes: Sequence[tuple[str, float, float]],
+                           limit: int = 5) -> list[list[IssueSummary]]:
+        out: list[list[IssueSummary]] = [[] for _ in causes]
+        if causes:
+            for r in self._db.execute(*cause_issues_sql("?", causes, limit)):
+                out[r["part"]].append(summary_from_row(r))
+        return out
 
     async def newest_opened(self) -> float | None:
         return self._db.execute(NEWEST_OPENED).fetchone()["t"]

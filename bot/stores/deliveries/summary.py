@@ -337,13 +337,20 @@ def days_sql(ph: str) -> str:
     return f"SELECT day, name, n FROM dashboard_days WHERE day >= {ph} AND day <= {ph} AND n <> 0"
 
 
-def cause_issues_sql(ph: str, cause: str) -> str:
-    """The newest issues opened in [since, until) whose root cause is `cause` (a cause_key)."""
-    where = f"top_rule = {ph}" if cause.startswith("rule:") else f"top_rule IS NULL AND signature_key = {ph}"
-    return (f"SELECT * FROM issue_summary WHERE {where} AND opened >= {ph} AND opened < {ph}"
-            f" ORDER BY opened DESC, number DESC LIMIT {ph}")
+def cause_issues_sql(ph: str, causes: Sequence[tuple[str, float, float]], limit: int) -> tuple[str, tuple]:
+    """One statement for the newest `limit` issues of each (cause_key, since, until): opened in [since, until)
+    with that root cause; each row's `part` is its cause's index in `causes`."""
+    parts, params = [], []
+    for i, (cause, since, until) in enumerate(causes):
+        where = f"top_rule = {ph}" if cause.startswith("rule:") else f"top_rule IS NULL AND signature_key = {ph}"
+        parts.append(f"SELECT * FROM (SELECT {i} AS part, s.* FROM issue_summary s WHERE {where} AND opened >= {ph}"
+                     f" AND opened < {ph} ORDER BY opened DESC, number DESC LIMIT {ph}) AS p{i}")
+        params += [cause.split(":", 1)[1], since, until, limit]
+    return " UNION ALL ".join(parts), tuple(params)
 
 
+UNFINISHED_COUNTS = ("SELECT status, COUNT(*) AS n FROM deliveries WHERE status IN ('queued', 'running', 'parked')"
+                     " GROUP BY status")
 NEWEST_OPENED = "SELECT MAX(opened) AS t FROM issue_summary"
 
 
