@@ -51,6 +51,8 @@ from bot.stores.deliveries import DeliveryStore
 
 log = logging.getLogger("vllm_triage.dashboard")
 PREFIXES = ("/dashboard", "/api/rules", "/api/errors")
+MAX_ROWS = 20_000
+CLOCK_SKEW = 120.0   # seconds: replicas' clocks may differ when they write decisions
 DONE_MESSAGES = {
     "retriage": "Triage ran again; the newest decision is shown below.",
     "not-duplicate": "Recorded: not a duplicate. The link will not be suggested again and the triage ran again.",
@@ -69,6 +71,23 @@ class Dashboard:
     _catalog: Catalog | None = None
     _catalog_key: tuple | None = None       # the index the catalog was built with
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # newest decision per issue, for the error pages (bot/dashboard/errors.py), kept between requests: each request
+    # reads only what was decided since. The overview, queue and catalog read the store's read model instead.
+    _records: dict[tuple[str, int], Any] = field(default_factory=dict)
+    _watermark: float | None = None
+    _records_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def latest(self, store: Any) -> list[Any]:
+        async with self._records_lock:
+            since = None if self._watermark is None else self._watermark - CLOCK_SKEW
+            for rec in await store.latest_decisions(since=since, limit=MAX_ROWS):
+                key = (rec.repo, rec.number)
+                current = self._records.get(key)
+                if current is None or rec.id > current.id:
+                    self._records[key] = rec
+                self._watermark = max(self._watermark or rec.created_at, rec.created_at)
+            return sorted(self._records.values(), key=lambda r: -r.id)
+
     async def rules(self) -> RuleSet:
         if self._rules is None:
             async with self._lock:

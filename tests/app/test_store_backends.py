@@ -277,6 +277,22 @@ async def test_decisions_feedback_installations_config_errors(store):
     assert (await store.issue_state("o/q", 6)).comment_id == 2**40
 
 
+async def test_the_error_pages_read_the_latest_decision_per_issue(store):
+    await store.record_decision("d1", "o/r", 1, "dry-run", "issues.opened", {"v": 1}, False)
+    store.clock.now += 1
+    await store.record_decision("d2", "o/r", 2, "dry-run", "issues.opened", {"v": 1}, False)
+    store.clock.now += 1
+    await store.record_decision("d3", "o/r", 1, "dry-run", "issues.edited", {"v": 2}, False)
+    store.clock.now += 1
+    await store.record_decision("d4", "o/other", 1, "live", "issues.opened", {"v": 3}, True)
+    latest = await store.latest_decisions()
+    assert [(d.repo, d.number, d.plan["v"]) for d in latest] == [("o/other", 1, 3), ("o/r", 1, 2), ("o/r", 2, 1)]
+    assert [(d.number, d.plan["v"]) for d in await store.latest_decisions("o/r")] == [(1, 2), (2, 1)]
+    cutoff = latest[1].created_at
+    assert [d.delivery_id for d in await store.latest_decisions(since=cutoff)] == ["d4", "d3"]
+    assert len(await store.latest_decisions(limit=1)) == 1
+
+
 async def test_the_dashboard_reads_an_issues_deliveries(store):
     for i, number in enumerate((5, 5, 7)):
         store.clock.now += 1

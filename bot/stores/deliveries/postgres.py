@@ -43,6 +43,7 @@ from bot.stores.deliveries.rows import (
     issue_key,
     issue_state_from_row,
     issue_state_params,
+    latest_decisions_query,
     parked_error,
     save_issue_state_sql,
 )
@@ -618,6 +619,11 @@ class PostgresDeliveryStore:
             rows = [await (await conn.execute(sql)).fetchall() for sql in (SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED,
                                                                              CONFIRMED)]
         return disagreement(rows[0], rows[1], rows[2], rows[3][0]["n"])
+
+    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
+                               limit: int = 10000) -> list[DecisionRecord]:
+        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
+        return [decision_from_row(r) for r in await self._fetch(*latest_decisions_query("%s", repo, since, limit))]
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = await self._fetch("SELECT * FROM deliveries WHERE issue_key = %s ORDER BY received_at DESC LIMIT %s",

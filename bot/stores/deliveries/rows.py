@@ -95,6 +95,20 @@ def decisions_query(ph: str, repo: str | None, number: int | None, limit: int) -
             (*(value for _, value in filters), limit))
 
 
+def latest_decisions_query(ph: str, repo: str | None, since: float | None, limit: int) -> tuple[str, tuple]:
+    """SQL and parameters of `DeliveryStore.latest_decisions` (the newest decision of every issue, newest first)."""
+    params: list[Any] = []
+    latest = "SELECT MAX(id) AS id FROM decisions"
+    if repo is not None:
+        latest += f" WHERE repo = {ph}"
+        params.append(repo)
+    sql = f"SELECT d.* FROM decisions d JOIN ({latest} GROUP BY repo, number) m ON d.id = m.id"
+    if since is not None:
+        sql += f" WHERE d.created_at >= {ph}"
+        params.append(since)
+    return sql + f" ORDER BY d.id DESC LIMIT {ph}", (*params, limit)
+
+
 def empty_counts() -> dict[str, int]:
     return {QUEUED: 0, RUNNING: 0, DONE: 0, PARKED: 0}
 

@@ -28,6 +28,7 @@ from bot.stores.deliveries.rows import (
     issue_key,
     issue_state_from_row,
     issue_state_params,
+    latest_decisions_query,
     parked_error,
     save_issue_state_sql,
 )
@@ -610,6 +611,11 @@ class SqliteDeliveryStore:
         db = self._db
         return disagreement(db.execute(SUPPRESSED).fetchall(), db.execute(NOT_DUPLICATE).fetchall(),
                             db.execute(LABELS_REMOVED).fetchall(), db.execute(CONFIRMED).fetchone()["n"])
+
+    async def latest_decisions(self, repo: str | None = None, since: float | None = None,
+                               limit: int = 10000) -> list[DecisionRecord]:
+        """The newest decision of every issue (optionally of one repo, made at or after `since`), newest first."""
+        return [decision_from_row(r) for r in self._db.execute(*latest_decisions_query("?", repo, since, limit))]
 
     async def issue_deliveries(self, repo: str, number: int, limit: int = 20) -> list[Delivery]:
         rows = self._db.execute("SELECT * FROM deliveries WHERE issue_key = ? ORDER BY received_at DESC LIMIT ?",
