@@ -261,3 +261,72 @@ async def test_counters_equal_a_recount_after_any_sequence_of_writes(store):
             await store.set_low_confidence(rng.choice([0.6, 0.7, 0.85]))
     assert await store.dashboard_counts() == await recount(store)
     assert await day_counters(store) == await recount_days(store)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def old_url(request, tmp_path):
+    """A delivery store's database at the schema before the read model, with its SQL connection factory."""
+    if request.param == "sqlite":
+        import sqlite3
+
+        from bot.stores.deliveries.sqlite import MIGRATIONS
+        from bot.stores.migrations import migrate_sqlite
+
+        path = tmp_path / "old.sqlite3"
+        db = sqlite3.connect(path, isolation_level=None)
+        migrate_sqlite(db, "deliveries", MIGRATIONS[:-2])
+        db.close()
+        return f"sqlite:///{path}", lambda: sqlite3.connect(path), "?"
+    import psycopg
+
+    from bot.stores.deliveries.postgres import MIGRATIONS
+    from bot.stores.migrations import migrate_postgres
+
+    url = request.getfixturevalue("pg_url")
+    migrate_postgres(url, "deliveries", MIGRATIONS[:-2])
+    return url, lambda: psycopg.connect(url), "%s"
+
+
+async def test_the_migration_fills_the_read_model_from_recorded_decisions(old_url):
+    import json
+
+    url, connect, ph = old_url
+    older = plan(1, findings=[("oom", 0.9, ("memory",))], labels=["memory"], candidates=[(7, "same diagnosis: oom")])
+    rows = [  # (number, plan, reason): issue 1 decided twice, the rejected link only in its older decision
+        (1, older, "issues.opened"),
+        (1, plan(1, findings=[("oom", 0.9, ("memory",))], labels=["memory"]), "issues.edited"),
+        (2, plan(2, days_ago=3, error=("ValueError", "x"), signature="sig-v"), "issues.opened (failed: HTTP 502)"),
+        (3, plan(3, days_ago=40, needs_info=["environment"], kind="feature"), "issues.opened"),
+        (4, plan(4, findings=[("weak", 0.4, ())]), "issues.opened"),
+    ]
+    with connect() as conn:
+        for k, (number, p, reason) in enumerate(rows):
+            conn.execute("INSERT INTO decisions (delivery_id, repo, number, mode, reason, plan, applied, created_at)"
+                         f" VALUES ({', '.join([ph] * 8)})", (f"d{k}", "o/r", number, "live", reason, json.dumps(p),
+                                                             True, NOW + k))
+        conn.execute(f"INSERT INTO issue_state (repo, number, labels_suppressed, state, updated_at) VALUES ({ph},"
+                     f" {ph}, {ph}, {ph}, {ph})", ("o/r", 3, "[]", "closed", NOW))
+        conn.execute(f"INSERT INTO issue_state (repo, number, labels_suppressed, state, updated_at) VALUES ({ph},"
+                     f" {ph}, {ph}, {ph}, {ph})", ("o/r", 1, '["memory"]', "open", NOW))
+        conn.execute("INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
+                     f" VALUES ({', '.join([ph] * 7)})", ("o/r", 1, "not-duplicate", 7, "alice", None, NOW))
+        conn.execute("INSERT INTO deliveries (id, event, action, repo, issue_number, issue_key, payload, received_at,"
+                     f" status) VALUES ({', '.join([ph] * 9)})",
+                     ("p1", "issues", "edited", "o/r", 4, "o/r#4", "{}", NOW, "parked"))
+        conn.commit()
+    store = open_delivery_store(url)
+    await store.migrate()
+    try:
+        one, two, three, four = [await store.issue_summary("o/r", n) for n in (1, 2, 3, 4)]
+        assert (one.rules, one.labels, one.queue_tier, one.decision_id) == (("oom",), ("memory",), None, 2)
+        assert (two.reasons, two.queue_tier, two.signature_key) == (("no diagnosis", "failed to apply"), 0, "sig-v")
+        assert (three.state, three.reasons) == ("closed", ("needs info",))   # closed: not in the queue below
+        assert (four.reasons, four.queue_tier) == (("low confidence", "parked delivery"), 0)
+        d = await store.disagreement()
+        assert d.not_duplicate == {"oom": 1} and d.label_removed == {"oom": 1}   # the older decision's link
+        assert await store.dashboard_counts() == await recount(store)
+        assert await day_counters(store) == await recount_days(store)
+        items, total = await store.queue(QueueQuery())
+        assert [s.number for s in items] == [4, 2] and total == 2   # both tier 0, newest first
+    finally:
+        await store.close()

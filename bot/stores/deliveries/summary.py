@@ -402,10 +402,25 @@ def disagreement(suppressed: Iterable[Any], not_duplicate: Iterable[Any], labels
 
 # ------------------------------------------------------------------------------------------------ migration
 
+def execute_many(conn: Any, statements: list[tuple[str, tuple]]) -> None:
+    """Run the statements grouped by their SQL, in the order each SQL first appears (one executemany each: a
+    pipeline on psycopg)."""
+    groups: dict[str, list[tuple]] = {}
+    for sql, params in statements:
+        groups.setdefault(sql, []).append(params)
+    for sql, rows in groups.items():
+        if hasattr(conn, "executemany"):     # sqlite3
+            conn.executemany(sql, rows)
+        else:
+            with conn.cursor() as cur:
+                cur.executemany(sql, rows)
+
+
 def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: int = 1000) -> int:
     """Fill the read model from the decisions already recorded (the data migration that adds it): every issue's
     summary from its newest decision, the links its rejected candidates were suggested with, and the counters.
-    `conn` is a synchronous connection (sqlite3 or psycopg) inside the migration's transaction."""
+    `conn` is a synchronous connection (sqlite3 or psycopg) inside the migration's transaction. Each batch's
+    statements are grouped by SQL: within a batch every issue is new, so the order across issues does not matter."""
     from bot.stores.deliveries.rows import issue_key
 
     states = {(r[0], r[1]): r[2] for r in conn.execute("SELECT repo, number, state FROM issue_state").fetchall()}
@@ -421,6 +436,7 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
             f" WHERE e.repo = d.repo AND e.number = d.number) ORDER BY d.id LIMIT {ph}", (last, batch)).fetchall()
         if not rows:
             break
+        writes: list[tuple[str, tuple]] = []
         for r in rows:
             try:
                 plan = json.loads(r[6])
@@ -429,11 +445,11 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
             record = DecisionRecord(r[0], r[1], r[2], r[3], r[4], r[5], plan, bool(r[7]), r[8])
             s = summarize(record, states.get((record.repo, record.number), "open"),
                           issue_key(record.repo, record.number) in parked, low_confidence)
-            for sql, params in summary_writes(ph, None, s, candidate_links(record), count=False):
-                conn.execute(sql, params)
+            writes += summary_writes(ph, None, s, candidate_links(record), count=False)
             totals.update(counts(s))
             day_totals.update(day_counts(s))
             last, done = record.id, done + 1
+        execute_many(conn, writes)
     # a rejected link was suggested by an older decision than the newest: find the one that suggested it
     for repo, number, target in conn.execute(
             "SELECT DISTINCT f.repo, f.number, f.target FROM feedback f WHERE f.kind = 'not-duplicate'"
