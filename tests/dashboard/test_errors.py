@@ -226,6 +226,7 @@ async def test_several_sites_are_listed_and_none_suggests_the_catalog(indexed):
     words = text_of(page)
     assert "vllm/models/a.py:3" in words and "vllm/models/b.py:3" in words
     assert "load_a" in words and "1.0 – 2.0" in words
+    assert "The message is the same in each" in words
     resp = await search(indexed, OOM)
     words = text_of(await resp.text())
     assert "No indexed error matches" in words and "cuda-out-of-memory" in words
