@@ -45,3 +45,12 @@ def test_the_license_is_an_spdx_expression_and_the_backend_reads_it():
     assert PROJECT["project"]["license"] == "Apache-2.0"
     [backend] = [Requirement(r) for r in PROJECT["build-system"]["requires"]]
     assert backend.name == "setuptools" and not backend.specifier.contains("76.9")  # PEP 639 needs 77
+
+
+def test_ci_apt_calls_wait_for_the_dpkg_lock():
+    """Another apt job (unattended upgrades) may hold the dpkg lock on a fresh machine: CI waits instead of failing."""
+    calls = [(script.name, line.strip()) for script in sorted((ROOT / ".ci").iterdir()) if script.is_file()
+             for line in script.read_text(encoding="utf-8").splitlines()
+             if re.search(r"\bapt-get\b", line) and not line.lstrip().startswith("#")]
+    assert calls, "CI installs chromium and PostgreSQL with apt-get"
+    assert [c for c in calls if "DPkg::Lock::Timeout=" not in c[1]] == []
