@@ -615,9 +615,9 @@ class PostgresDeliveryStore:
         return [summary_from_row(r) for r in await self._fetch(rule_issues_sql("%s"), (rule, limit))]
 
     async def disagreement(self) -> Disagreement:
-        async with self._conn() as conn:
-            rows = [await (await conn.execute(sql)).fetchall() for sql in (SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED,
-                                                                             CONFIRMED)]
+        # four independent reads, each on a connection of its own: the server runs them side by side
+        rows = await asyncio.gather(*(self._fetch(sql) for sql in (SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED,
+                                                                    CONFIRMED)))
         return disagreement(rows[0], rows[1], rows[2], rows[3][0]["n"])
 
     async def latest_decisions(self, repo: str | None = None, since: float | None = None,
