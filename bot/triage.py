@@ -16,7 +16,7 @@ from bot.report import Report, parse
 from bot.report.model import ExceptionInfo, RaiseSite
 from bot.rules import RuleSet
 from bot.sources.index import SourceIndex
-from bot.sources.locate import locate
+from bot.sources.locate import locate, permalink
 
 
 class SimilarIssues(Protocol):
@@ -69,7 +69,9 @@ def _site(s: RaiseSite | None, tied: int) -> dict[str, Any] | None:
         return None
     return {"id": s.id, "file": s.file, "line": s.line, "qualname": s.qualname, "kind": s.kind, "type": s.type,
             "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
-            "raised_after": s.raised_after, "of": s.of, "by": s.by, "wrapper": s.wrapper, "tied": tied}
+            "message_first": s.message_first, "message_last": s.message_last, "raised_after": s.raised_after,
+            "changed_since": s.changed_since, "of": s.of, "by": s.by, "wrapper": s.wrapper, "tied": tied,
+            "url": permalink(s)}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,10 @@ def test_replay_uses_the_data_directorys_index_when_it_is_built(env, capsys):
     # no version in the report: the release is the newest one uploaded before the issue was filed
     assert row["site"]["file"] == "vllm/config/model.py" and row["site"]["release"] == "2.0"
     assert row["site"]["line"] == line_of("2.0", "vllm/config/model.py", "Pipeline")
+    # what the comment links: the line pinned to the release's tag, and the releases that raise the message
+    assert row["site"]["url"] == (f"https://github.com/vllm-project/vllm/blob/v2.0/vllm/config/model.py"
+                                  f"#L{row['site']['line']}")
+    assert row["site"]["message_last"] == "2.0" and row["site"]["message_first"] is not None
     assert row["exceptions"] == [{"type": "NotImplementedError", "message": PP, "inferred": True}]
     assert main(["replay", str(export), "--out", str(out), "--no-duplicates", "--sources", "none"]) == 0
     assert replayed(out)[0]["site"] is None
