@@ -179,24 +179,24 @@ def insert_sql(table: str, ph: str, width: int) -> str:
 
 
 def bulk_load(url: str, rows: dict[str, list[tuple]], postgres: bool) -> None:
-    """The schema before the read model (every migration but the last two), then the rows, in one transaction."""
+    """The schema before the read model (the migrations before the read model's), then the rows, in one transaction."""
     if postgres:
         import psycopg
 
-        from bot.stores.deliveries.postgres import MIGRATIONS
+        from bot.stores.deliveries.postgres import BEFORE_READ_MODEL, MIGRATIONS
 
-        migrate_postgres(url, STORE, MIGRATIONS[:-2])
+        migrate_postgres(url, STORE, MIGRATIONS[:BEFORE_READ_MODEL])
         with psycopg.connect(url) as conn, conn.cursor() as cur:
             for table, values in rows.items():
                 cur.executemany(insert_sql(table, "%s", len(values[0])), values)
         return
     import sqlite3
 
-    from bot.stores.deliveries.sqlite import MIGRATIONS
+    from bot.stores.deliveries.sqlite import BEFORE_READ_MODEL, MIGRATIONS
 
     db = sqlite3.connect(sqlite_path(url), isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
-    migrate_sqlite(db, STORE, MIGRATIONS[:-2])
+    migrate_sqlite(db, STORE, MIGRATIONS[:BEFORE_READ_MODEL])
     db.execute("BEGIN")
     for table, values in rows.items():
         db.executemany(insert_sql(table, "?", len(values[0])), [

@@ -269,21 +269,21 @@ def old_url(request, tmp_path):
     if request.param == "sqlite":
         import sqlite3
 
-        from bot.stores.deliveries.sqlite import MIGRATIONS
+        from bot.stores.deliveries.sqlite import BEFORE_READ_MODEL, MIGRATIONS
         from bot.stores.migrations import migrate_sqlite
 
         path = tmp_path / "old.sqlite3"
         db = sqlite3.connect(path, isolation_level=None)
-        migrate_sqlite(db, "deliveries", MIGRATIONS[:-2])
+        migrate_sqlite(db, "deliveries", MIGRATIONS[:BEFORE_READ_MODEL])
         db.close()
         return f"sqlite:///{path}", lambda: sqlite3.connect(path), "?"
     import psycopg
 
-    from bot.stores.deliveries.postgres import MIGRATIONS
+    from bot.stores.deliveries.postgres import BEFORE_READ_MODEL, MIGRATIONS
     from bot.stores.migrations import migrate_postgres
 
     url = request.getfixturevalue("pg_url")
-    migrate_postgres(url, "deliveries", MIGRATIONS[:-2])
+    migrate_postgres(url, "deliveries", MIGRATIONS[:BEFORE_READ_MODEL])
     return url, lambda: psycopg.connect(url), "%s"
 
 

@@ -48,13 +48,10 @@ from bot.stores.deliveries.rows import (
     save_issue_state_sql,
 )
 from bot.stores.deliveries.summary import (
-    CONFIRMED,
-    LABELS_REMOVED,
+    DISAGREEMENT_COUNTS,
     NEWEST_OPENED,
-    NOT_DUPLICATE,
     PARKED_OF,
     SUMMARY_OF,
-    SUPPRESSED,
     UNFINISHED_COUNTS,
     Disagreement,
     IssueSummary,
@@ -63,6 +60,10 @@ from bot.stores.deliveries.summary import (
     cause_issues_sql,
     days_sql,
     disagreement,
+    disagreement_from_counts,
+    disagreement_sql,
+    disagreement_writes,
+    issue_inputs_sql,
     queue_count_sql,
     queue_sql,
     requeued,
@@ -79,6 +80,7 @@ STORE = "deliveries"
 CLAIM_BATCH = 16                          # candidate rows locked per claim attempt
 INSERT_ROWS = 500                         # deliveries per multi-row INSERT of one group commit
 
+BEFORE_READ_MODEL = 5    # MIGRATIONS[:BEFORE_READ_MODEL]: a deployment from before the dashboard's read model
 MIGRATIONS: tuple[Migration, ...] = (
     # 1: the delivery queue
     """
@@ -233,6 +235,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 7: the read model filled from the decisions recorded before it
     lambda conn: summary.backfill(conn, "%s"),
+    # 8: maintainers' disagreement kept per (kind, rule) as feedback, decisions and removed labels change
+    """
+    CREATE TABLE disagreement_counts (
+        kind TEXT NOT NULL, rule TEXT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kind, rule)
+    );
+    """,
+    # 9: filled from the feedback and removed labels recorded before it
+    lambda conn: summary.backfill_disagreement(conn, "%s"),
 )
 
 
@@ -451,10 +461,13 @@ class PostgresDeliveryStore:
 
     async def save_issue_state(self, state: IssueState) -> None:
         async with self._conn() as conn:
-            await conn.execute(save_issue_state_sql("%s"), issue_state_params(state, self._clock()))
             old = await self._summary(conn, state.repo, state.number, lock=True)
+            before = await self._issue_disagreement(conn, state.repo, state.number)
+            await conn.execute(save_issue_state_sql("%s"), issue_state_params(state, self._clock()))
             if old is not None:
                 await self._run(conn, state_writes("%s", old, state.state))
+            await self._run(conn, disagreement_writes(
+                "%s", before, await self._issue_disagreement(conn, state.repo, state.number)))
 
     # -- decisions ------------------------------------------------------------------------------------
 
@@ -475,7 +488,9 @@ class PostgresDeliveryStore:
                                               (repo, number))).fetchone()
             new = summarize(record, state["state"] if state else "open", await self._parked(conn, repo, number),
                             self.low_confidence)
+            before = await self._issue_disagreement(conn, repo, number)
             await self._run(conn, summary_writes("%s", old, new, candidate_links(record)))
+            await self._run(conn, disagreement_writes("%s", before, await self._issue_disagreement(conn, repo, number)))
 
     async def decisions(self, repo: str | None = None, number: int | None = None,
                         limit: int = 100) -> list[DecisionRecord]:
@@ -485,11 +500,15 @@ class PostgresDeliveryStore:
 
     async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
                            delivery_id: str | None) -> None:
+        """The feedback, and maintainers' disagreement for the dashboard, in one transaction."""
         async with self._conn() as conn:
+            await self._lock(conn, repo, number)
+            before = await self._issue_disagreement(conn, repo, number)
             await conn.execute(
                 "INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
                 (repo, number, kind, target, actor, delivery_id, self._clock()))
+            await self._run(conn, disagreement_writes("%s", before, await self._issue_disagreement(conn, repo, number)))
 
     async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]:
         return await self._fetch("SELECT kind, target, actor, created_at FROM feedback WHERE repo = %s"
@@ -542,10 +561,31 @@ class PostgresDeliveryStore:
         """The issue's summary row; with `lock`, held until the transaction ends. The first summary of an issue has
         no row to lock: an advisory lock on the issue serialises its writers across replicas."""
         if lock:
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (issue_key(repo, number),))
+            await PostgresDeliveryStore._lock(conn, repo, number)
         row = await (await conn.execute(SUMMARY_OF.format(ph="%s") + (" FOR UPDATE" if lock else ""),
                                         (repo, number))).fetchone()
         return summary_from_row(row) if row else None
+
+    @staticmethod
+    async def _lock(conn: AsyncConnection, repo: str, number: int) -> None:
+        """Serialise the writers of one issue across replicas until the transaction ends."""
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (issue_key(repo, number),))
+
+    @staticmethod
+    async def _issue_disagreement(conn: AsyncConnection, repo: str, number: int) -> Disagreement:
+        """One issue's part of maintainers' disagreement, from its rows as they are now."""
+        key = (repo, number)
+        inputs = await (await conn.execute(issue_inputs_sql("%s"), key * 2)).fetchone()
+        feedback, removed = inputs["feedback"] > 0, inputs["removed"] not in (None, "[]")
+        if not (feedback or removed):
+            return Disagreement()
+        suppressed, not_duplicate, labels_removed, confirmed = disagreement_sql("%s")
+
+        async def rows(sql: str, wanted: bool) -> list[Any]:
+            return await (await conn.execute(sql, key)).fetchall() if wanted else []
+        return disagreement(await rows(suppressed, feedback), await rows(not_duplicate, feedback),
+                            await rows(labels_removed, removed),
+                            (await rows(confirmed, feedback))[0]["n"] if feedback else 0)
 
     @staticmethod
     async def _parked(conn: AsyncConnection, repo: str, number: int) -> bool:
@@ -615,10 +655,7 @@ class PostgresDeliveryStore:
         return [summary_from_row(r) for r in await self._fetch(rule_issues_sql("%s"), (rule, limit))]
 
     async def disagreement(self) -> Disagreement:
-        # four independent reads, each on a connection of its own: the server runs them side by side
-        rows = await asyncio.gather(*(self._fetch(sql) for sql in (SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED,
-                                                                    CONFIRMED)))
-        return disagreement(rows[0], rows[1], rows[2], rows[3][0]["n"])
+        return disagreement_from_counts(await self._fetch(DISAGREEMENT_COUNTS))
 
     async def latest_decisions(self, repo: str | None = None, since: float | None = None,
                                limit: int = 10000) -> list[DecisionRecord]:

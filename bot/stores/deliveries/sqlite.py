@@ -33,13 +33,10 @@ from bot.stores.deliveries.rows import (
     save_issue_state_sql,
 )
 from bot.stores.deliveries.summary import (
-    CONFIRMED,
-    LABELS_REMOVED,
+    DISAGREEMENT_COUNTS,
     NEWEST_OPENED,
-    NOT_DUPLICATE,
     PARKED_OF,
     SUMMARY_OF,
-    SUPPRESSED,
     UNFINISHED_COUNTS,
     Disagreement,
     IssueSummary,
@@ -48,6 +45,10 @@ from bot.stores.deliveries.summary import (
     cause_issues_sql,
     days_sql,
     disagreement,
+    disagreement_from_counts,
+    disagreement_sql,
+    disagreement_writes,
+    issue_inputs_sql,
     queue_count_sql,
     queue_sql,
     requeued,
@@ -64,6 +65,7 @@ STORE = "deliveries"
 
 BUSY_TIMEOUT_MS = 30000  # how long an SQLite statement waits for another process's write lock
 
+BEFORE_READ_MODEL = 6    # MIGRATIONS[:BEFORE_READ_MODEL]: a deployment from before the dashboard's read model
 MIGRATIONS: tuple[Migration, ...] = (
     # 1: the delivery queue
     """
@@ -221,6 +223,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 8: the read model filled from the decisions recorded before it
     lambda db: summary.backfill(db, "?"),
+    # 9: maintainers' disagreement kept per (kind, rule) as feedback, decisions and removed labels change
+    """
+    CREATE TABLE disagreement_counts (
+        kind TEXT NOT NULL, rule TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, rule)
+    );
+    """,
+    # 10: filled from the feedback and removed labels recorded before it
+    lambda db: summary.backfill_disagreement(db, "?"),
 )
 
 
@@ -435,10 +445,12 @@ class SqliteDeliveryStore:
         db = self._db
         await self._begin_immediate()
         try:
+            before = self._issue_disagreement(state.repo, state.number)
             db.execute(save_issue_state_sql("?"), issue_state_params(state, self._clock()))
             old = self._summary(state.repo, state.number)
             if old is not None:
                 self._run(state_writes("?", old, state.state))
+            self._run(disagreement_writes("?", before, self._issue_disagreement(state.repo, state.number)))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -471,10 +483,19 @@ class SqliteDeliveryStore:
 
     async def add_feedback(self, repo: str, number: int, kind: str, target: int | None, actor: str | None,
                            delivery_id: str | None) -> None:
-        self._db.execute(
-            "INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
-            " VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-            (repo, number, kind, target, actor, delivery_id, self._clock()))
+        """The feedback, and maintainers' disagreement for the dashboard, in one transaction."""
+        db = self._db
+        await self._begin_immediate()
+        try:
+            before = self._issue_disagreement(repo, number)
+            db.execute("INSERT INTO feedback (repo, number, kind, target, actor, delivery_id, created_at)"
+                       " VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                       (repo, number, kind, target, actor, delivery_id, self._clock()))
+            self._run(disagreement_writes("?", before, self._issue_disagreement(repo, number)))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     async def feedback(self, repo: str, number: int) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT kind, target, actor, created_at FROM feedback WHERE repo = ? AND number = ?"
@@ -542,7 +563,22 @@ class SqliteDeliveryStore:
                                (record.repo, record.number)).fetchone()
         new = summarize(record, row["state"] if row else "open", self._parked(record.repo, record.number),
                         self.low_confidence)
+        before = self._issue_disagreement(record.repo, record.number)
         self._run(summary_writes("?", old, new, candidate_links(record)))
+        self._run(disagreement_writes("?", before, self._issue_disagreement(record.repo, record.number)))
+
+    def _issue_disagreement(self, repo: str, number: int) -> Disagreement:
+        """One issue's part of maintainers' disagreement, from its rows as they are now."""
+        db, key = self._db, (repo, number)
+        inputs = db.execute(issue_inputs_sql("?"), key * 2).fetchone()
+        feedback, removed = inputs["feedback"] > 0, inputs["removed"] not in (None, "[]")
+        if not (feedback or removed):
+            return Disagreement()
+        suppressed, not_duplicate, labels_removed, confirmed = disagreement_sql("?")
+        return disagreement(db.execute(suppressed, key).fetchall() if feedback else [],
+                            db.execute(not_duplicate, key).fetchall() if feedback else [],
+                            db.execute(labels_removed, key).fetchall() if removed else [],
+                            db.execute(confirmed, key).fetchone()["n"] if feedback else 0)
 
     def _requeue(self, repo: str | None, number: int | None) -> None:
         """After a delivery of the issue was parked: its summary's parked flag, reasons and tier again."""
@@ -608,9 +644,7 @@ class SqliteDeliveryStore:
         return [summary_from_row(r) for r in self._db.execute(rule_issues_sql("?"), (rule, limit))]
 
     async def disagreement(self) -> Disagreement:
-        db = self._db
-        return disagreement(db.execute(SUPPRESSED).fetchall(), db.execute(NOT_DUPLICATE).fetchall(),
-                            db.execute(LABELS_REMOVED).fetchall(), db.execute(CONFIRMED).fetchone()["n"])
+        return disagreement_from_counts(self._db.execute(DISAGREEMENT_COUNTS))
 
     async def latest_decisions(self, repo: str | None = None, since: float | None = None,
                                limit: int = 10000) -> list[DecisionRecord]:

@@ -14,6 +14,7 @@ statements with their placeholder (`?` or `%s`).
                        rule:<id>, label:<name>, repo:<owner/name>
     dashboard_days     (day, name, n): per day opened (UTC): issues, label:<name>, cause:rule:<id> | cause:sig:<key>
     dashboard_meta     (key, value): the low-confidence threshold the queue's reasons were computed with
+    disagreement_counts (kind, rule, n): maintainers' disagreement (`Disagreement`'s fields; rule '' for totals)
 """
 
 from __future__ import annotations
@@ -359,28 +360,48 @@ def rule_issues_sql(ph: str) -> str:
             f" WHERE f.rule = {ph} ORDER BY f.opened DESC, f.number DESC LIMIT {ph}")
 
 
-# maintainers' disagreement, from the few rows that record it (feedback, labels a human removed)
-SUPPRESSED = ("SELECT f.repo, f.number, f.kind, (SELECT COUNT(*) FROM issue_findings i WHERE i.repo = f.repo"
-              " AND i.number = f.number AND i.rule = substr(f.kind, 15)) AS present FROM feedback f"
-              " WHERE f.kind >= 'suppress-rule:' AND f.kind < 'suppress-rule;' GROUP BY f.repo, f.number, f.kind")
-NOT_DUPLICATE = ("SELECT DISTINCT f.repo, f.number, f.target, l.rule, s.candidates FROM feedback f"
-                 " LEFT JOIN candidate_links l ON l.repo = f.repo AND l.number = f.number AND l.target = f.target"
-                 " LEFT JOIN issue_summary s ON s.repo = f.repo AND s.number = f.number"
-                 " WHERE f.kind = 'not-duplicate' AND f.target IS NOT NULL")
-CONFIRMED = ("SELECT COUNT(*) AS n FROM (SELECT DISTINCT repo, number, target FROM feedback"
-             " WHERE kind = 'duplicate') d")
-# CROSS JOIN: SQLite reads issue_state first (its partial index holds only the issues whose labels were removed)
-LABELS_REMOVED = ("SELECT st.labels_suppressed, i.rule, i.labels FROM issue_state st CROSS JOIN issue_findings i"
-                  " WHERE st.labels_suppressed <> '[]' AND i.repo = st.repo AND i.number = st.number")
+# maintainers' disagreement: the fold of the rows that record it (feedback, labels a human removed), kept per
+# (kind, rule) in disagreement_counts and moved, whenever one issue's feedback, decision or removed labels change, by
+# the change of that issue's own fold (its rows read before and after the write, in the same transaction)
+
+def disagreement_sql(ph: str | None = None) -> tuple[str, str, str, str]:
+    """SUPPRESSED, NOT_DUPLICATE, LABELS_REMOVED and CONFIRMED: over every issue (the migration's backfill), or with
+    `ph` over one issue, each statement taking (repo, number)."""
+    def one(alias: str) -> str:
+        return f" AND {alias}.repo = {ph} AND {alias}.number = {ph}" if ph else ""
+
+    suppressed = ("SELECT f.repo, f.number, f.kind, (SELECT COUNT(*) FROM issue_findings i WHERE i.repo = f.repo"
+                  " AND i.number = f.number AND i.rule = substr(f.kind, 15)) AS present FROM feedback f"
+                  f" WHERE f.kind >= 'suppress-rule:' AND f.kind < 'suppress-rule;'{one('f')}"
+                  " GROUP BY f.repo, f.number, f.kind")
+    not_duplicate = ("SELECT DISTINCT f.repo, f.number, f.target, l.rule, s.candidates FROM feedback f"
+                     " LEFT JOIN candidate_links l ON l.repo = f.repo AND l.number = f.number AND l.target = f.target"
+                     " LEFT JOIN issue_summary s ON s.repo = f.repo AND s.number = f.number"
+                     f" WHERE f.kind = 'not-duplicate' AND f.target IS NOT NULL{one('f')}")
+    # CROSS JOIN: SQLite reads issue_state first (its partial index holds only the issues whose labels were removed)
+    labels_removed = ("SELECT st.labels_suppressed, i.rule, i.labels FROM issue_state st CROSS JOIN issue_findings i"
+                      f" WHERE st.labels_suppressed <> '[]' AND i.repo = st.repo AND i.number = st.number{one('st')}")
+    confirmed = ("SELECT COUNT(*) AS n FROM (SELECT DISTINCT f.repo, f.number, f.target FROM feedback f"
+                 f" WHERE f.kind = 'duplicate'{one('f')}) d")
+    return suppressed, not_duplicate, labels_removed, confirmed
+
+
+def issue_inputs_sql(ph: str) -> str:
+    """Whether one issue has any feedback or removed labels (else its fold is empty); takes (repo, number) twice."""
+    return (f"SELECT (SELECT COUNT(*) FROM feedback WHERE repo = {ph} AND number = {ph}) AS feedback,"
+            f" (SELECT labels_suppressed FROM issue_state WHERE repo = {ph} AND number = {ph}) AS removed")
 
 
 NO_RULE = "(duplicate search)"
 SUPPRESS_RULE = "suppress-rule:"
+PER_RULE = ("label_removed", "suppressed", "suppressed_gone", "not_duplicate")
+TOTALS = ("rejected", "rejected_issues_without_links", "confirmed")
+DISAGREEMENT_COUNTS = "SELECT kind, rule, n FROM disagreement_counts WHERE n <> 0"
 
 
 def disagreement(suppressed: Iterable[Any], not_duplicate: Iterable[Any], labels_removed: Iterable[Any],
                  confirmed: int) -> Disagreement:
-    """From the rows of SUPPRESSED, NOT_DUPLICATE and LABELS_REMOVED (read by column name)."""
+    """From the rows of `disagreement_sql`'s SUPPRESSED, NOT_DUPLICATE and LABELS_REMOVED (read by column name)."""
     d = Disagreement(confirmed=confirmed)
     for r in suppressed:
         rule = r["kind"][len(SUPPRESS_RULE):]
@@ -398,6 +419,37 @@ def disagreement(suppressed: Iterable[Any], not_duplicate: Iterable[Any], labels
         if set(json.loads(r["labels_suppressed"])) & set(json.loads(r["labels"])):
             d.label_removed[r["rule"]] += 1
     return d
+
+
+def disagreement_counts(d: Disagreement) -> Counter[tuple[str, str]]:
+    """The (kind, rule) counters of a fold: every number is a sum over issues, so issues add up."""
+    c: Counter[tuple[str, str]] = Counter()
+    for kind in PER_RULE:
+        for rule, n in getattr(d, kind).items():
+            c[(kind, rule)] += n
+    for kind in TOTALS:
+        c[(kind, "")] += getattr(d, kind)
+    return c
+
+
+def disagreement_from_counts(rows: Iterable[Any]) -> Disagreement:
+    """The fold from the rows of DISAGREEMENT_COUNTS (read by column name)."""
+    d = Disagreement()
+    for r in rows:
+        if r["kind"] in PER_RULE:
+            getattr(d, r["kind"])[r["rule"]] = r["n"]
+        elif r["kind"] in TOTALS:
+            setattr(d, r["kind"], r["n"])
+    return d
+
+
+def disagreement_writes(ph: str, before: Disagreement, after: Disagreement) -> list[tuple[str, tuple]]:
+    """The statements that move disagreement_counts by an issue's change of fold (in key order: no deadlocks)."""
+    old, new = disagreement_counts(before), disagreement_counts(after)
+    changes = {k: new[k] - old[k] for k in old.keys() | new.keys() if new[k] != old[k]}
+    return [(f"INSERT INTO disagreement_counts (kind, rule, n) VALUES ({ph}, {ph}, {ph}) ON CONFLICT (kind, rule)"
+             " DO UPDATE SET n = disagreement_counts.n + excluded.n", (kind, rule, n))
+            for (kind, rule), n in sorted(changes.items())]
 
 
 # ------------------------------------------------------------------------------------------------ migration
@@ -472,3 +524,18 @@ def backfill(conn: Any, ph: str, low_confidence: float = LOW_CONFIDENCE, batch: 
     conn.execute(f"INSERT INTO dashboard_meta (key, value) VALUES ({ph}, {ph})",
                  ("low_confidence", repr(low_confidence)))
     return done
+
+
+def _dicts(cursor: Any) -> list[dict[str, Any]]:
+    names = [c[0] for c in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def backfill_disagreement(conn: Any, ph: str) -> None:
+    """Fill disagreement_counts from the feedback and removed labels already recorded (the data migration that adds
+    it), on a synchronous connection inside the migration's transaction."""
+    suppressed, not_duplicate, labels_removed, confirmed = disagreement_sql()
+    d = disagreement(_dicts(conn.execute(suppressed)), _dicts(conn.execute(not_duplicate)),
+                     _dicts(conn.execute(labels_removed)), _dicts(conn.execute(confirmed))[0]["n"])
+    for sql, params in disagreement_writes(ph, Disagreement(), d):
+        conn.execute(sql, params)
