@@ -184,8 +184,6 @@ async def overview(request: web.Request) -> web.Response:
     _require_read(request)
     store, dash = _store(request), request.app[DASHBOARD]
     now = time.time()
-    # the reads that do not depend on the causes start now and run beside them (Postgres serves them side by side)
-    side = asyncio.gather(store.disagreement(), store.delivery_counts(done=False), store.config_errors())
     counts = await store.dashboard_counts()
     anchor = data.anchor_time(await store.newest_opened(), now)
     day_rows = await store.days(*data.day_range(anchor, 30))   # per-day counters, not the issues of 30 days
@@ -195,13 +193,14 @@ async def overview(request: web.Request) -> web.Response:
               for days, causes in top.items() for c in causes]
     found = iter(await store.cause_issues(wanted, CAUSE_ISSUES))   # one statement for both windows
     top = {days: data.with_issues(causes, [next(found) for _ in causes]) for days, causes in top.items()}
-    disagreement, deliveries, config_errors = await side
+    disagreement = await store.disagreement()   # one small table of counters
+    deliveries = await store.delivery_counts(done=False)
     return _page(
         request, "overview.html.j2", title="Overview",
         totals={"issues": counts.get("issues", 0), "diagnosed": counts.get("diagnosed", 0),
                 "needs_info": counts.get("needs_info", 0), "with_duplicates": counts.get("with_candidates", 0),
                 "queue": counts.get("queue", 0), "parked": deliveries.get("parked", 0),
-                "config_errors": len(config_errors)},
+                "config_errors": len(await store.config_errors())},
         charts=data.chart_data(day_rows, anchor), top7=top[7], top30=top[30],
         anchor=anchor if anchor != now else None,
         rule_stats=data.rule_stats(counts, disagreement, await dash.rules()),
