@@ -13,10 +13,10 @@ from bot.comment import render_comment
 from bot.decision import Candidate, Decision, Finding
 from bot.labels import NEEDS_INFO, topic_labels
 from bot.report import Report, parse
-from bot.report.model import ExceptionInfo, RaiseSite
+from bot.report.model import ExceptionInfo
 from bot.rules import RuleSet
 from bot.sources.index import SourceIndex
-from bot.sources.locate import locate, permalink
+from bot.sources.locate import locate, site_dict
 
 
 class SimilarIssues(Protocol):
@@ -50,7 +50,7 @@ class Triage:
             "needs_info": list(d.needs_info),
             "environment": r.environment.as_dict(),
             "exceptions": [_exception(e) for e in r.exceptions],
-            "site": _site(r.site or (r.sites[0] if r.sites else None), len(r.sites)),
+            "site": site_dict(r.sites[0], len(r.sites)) if r.sites else None,
             "duplicates": [c.as_dict() for c in d.duplicates],
             "related": [c.as_dict() for c in d.related],
             "comment": d.comment,
@@ -62,16 +62,6 @@ def _exception(e: ExceptionInfo) -> dict[str, Any]:
     if e.inferred:
         out["inferred"] = True
     return out
-
-
-def _site(s: RaiseSite | None, tied: int) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    return {"id": s.id, "file": s.file, "line": s.line, "qualname": s.qualname, "kind": s.kind, "type": s.type,
-            "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
-            "message_first": s.message_first, "message_last": s.message_last, "raised_after": s.raised_after,
-            "changed_since": s.changed_since, "of": s.of, "by": s.by, "wrapper": s.wrapper, "tied": tied,
-            "url": permalink(s)}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 from bot.decision import Candidate
 from bot.dupes.signature import signatures
 from bot.report.model import Report
-from bot.sources.locate import permalink
+from bot.sources.locate import site_dict
 from bot.triage import Triage
 
 MAX_TEXT = 300
@@ -61,10 +61,7 @@ def site_detail(r: Report) -> dict[str, Any] | None:
     site (the explainer page of each lists the issue)."""
     if not r.sites:
         return None
-    s = r.sites[0]
-    return {"id": s.id, "file": s.file, "line": s.line, "qualname": _cut(s.qualname, 200), "type": s.type,
-            "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
-            "changed_since": s.changed_since, "wrapper": s.wrapper, "tied": len(r.sites), "url": permalink(s),
+    return {**site_dict(r.sites[0], len(r.sites)), "qualname": _cut(r.sites[0].qualname, 200),
             "ids": [t.id for t in r.sites[:MAX_TIED]]}
 
 

@@ -16,6 +16,7 @@ the type they raise, an exception of that type is added to the report, marked `i
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from bot.report.errors import has_anchor, rank
 from bot.report.model import ExceptionInfo, RaiseSite, Report
@@ -147,3 +148,12 @@ def release_tag(version: str) -> str:
 def permalink(site: RaiseSite) -> str:
     """The site's first line on GitHub, pinned to the tag of the release the line was read at."""
     return f"{REPOSITORY}/blob/{release_tag(site.release)}/{site.file}#L{site.line}"
+
+
+def site_dict(s: RaiseSite, tied: int) -> dict[str, Any]:
+    """The site as the replay JSON and the decision record carry it; `tied`: how many sites the report resolved to."""
+    return {"id": s.id, "file": s.file, "line": s.line, "qualname": s.qualname, "kind": s.kind, "type": s.type,
+            "release": s.release, "at_release": s.at_release, "first": s.first, "last": s.last,
+            "message_first": s.message_first, "message_last": s.message_last, "raised_after": s.raised_after,
+            "changed_since": s.changed_since, "of": s.of, "by": s.by, "wrapper": s.wrapper, "tied": tied,
+            "url": permalink(s)}
