@@ -18,9 +18,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"), "<q>"),
     (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
     (re.compile(r"\b[0-9a-f]{12,64}\b"), "<hex>"),
-    # Windows and POSIX paths with at least two components
+    # Windows and POSIX paths with at least two components after a slash; relative ones (`vllm/vllm/_C.abi3.so`)
+    # need three in all, since `org/name` is a model id (below)
     (re.compile(r"[A-Za-z]:\\[^\s,;:'\"()]+"), "<path>"),
-    (re.compile(r"(?:~|\.{1,2})?/[\w.+@-]+(?:/[\w.+@-]+)+/?"), "<path>"),
+    (re.compile(r"(?:~|\.{1,2}|\b[\w.+@-]+)?/[\w.+@-]+(?:/[\w.+@-]+)+/?"), "<path>"),
     # HF model ids org/name (after paths, which need two slashes or a leading one)
     (re.compile(r"\b[\w.-]+/[\w.-]+\b"), "<model>"),
     # architectures and model classes: FooForCausalLM, BarForConditionalGeneration, ...MTP

@@ -260,8 +260,9 @@ _NOT_MODEL_TOKEN = re.compile(
 _PLATFORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("wsl", ("wsl", "wsl2", "windows subsystem")),
     ("windows", ("windows", "win10", "win11", "win 10", "win 11", "powershell", "msvc", "visual studio")),
-    ("macos", ("macos", "mac os", "macbook", "apple silicon", "apple m1", "apple m2", "apple m3", "apple m4",
-               "m1 mac", "m2 mac", "m3 mac", "m4 mac", "mps", "osx", "darwin", "mac mini", "mac studio")),
+    ("macos", ("macos", "mac os", "mac", "macbook", "apple device", "apple silicon", "apple m1", "apple m2",
+               "apple m3", "apple m4", "m1 mac", "m2 mac", "m3 mac", "m4 mac", "mps", "osx", "darwin", "mac mini",
+               "mac studio")),
     ("jetson", ("jetson", "orin", "agx", "jetpack", "l4t", "dgx spark", "gb10")),
     ("tpu", ("tpu", "tpu v4", "tpu v5e", "tpu v6e", "libtpu")),
     ("xpu", ("xpu", "intel gpu", "intel arc", "arc a770", "data center gpu max", "gaudi", "hpu", "ipex")),
@@ -365,11 +366,17 @@ def token_text(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------- models
 
+# the class part of a generative architecture's name: `Gemma2ForCausalLM` names the family `Gemma2` (a pooling
+# class such as `…ForEmbedding` or `…ForSequenceClassification` is another model, and keeps its name)
+_ARCH_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])(?:For(?:CausalLM|ConditionalGeneration)|LMHeadModel)$")
+
+
 def normalise_model(name: str) -> str:
     """A model id as one key: org, sizes and variant suffixes dropped, case and punctuation ignored.
 
-    `microsoft/phi-4`, `Phi-4`, `phi4` -> `phi4`; `Qwen/Qwen2.5-7B-Instruct` -> `qwen25`."""
-    name = name.strip().strip("/").rsplit("/", 1)[-1].lower()
+    `microsoft/phi-4`, `Phi-4`, `phi4` -> `phi4`; `Qwen/Qwen2.5-7B-Instruct` -> `qwen25`; an architecture class
+    names its family: `Gemma2ForCausalLM` -> `gemma2`, like `google/gemma-2-9b-it`."""
+    name = _ARCH_SUFFIX.sub("", name.strip().strip("/").rsplit("/", 1)[-1]).lower()
     name = re.sub(r"(?<=\d)_(?=\d)", ".", name)
     tokens = [t for t in re.split(r"[-_\s]+", name) if t]
     kept = [t for t in tokens if not _SIZE.match(t) and t not in _VARIANT]

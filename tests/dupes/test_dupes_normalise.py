@@ -24,6 +24,13 @@ def test_paths_hex_quoted_and_model_ids():
     assert "<path>" in win and "Users" not in win
 
 
+def test_relative_paths_of_three_components_are_paths_and_model_ids_stay_ids():
+    a = normalise_message("src/vllm/_C.abi3.so: undefined symbol: _ZN3c104impl8GPUTrace9haveStateE")
+    b = normalise_message("/opt/conda/lib/python3.11/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jitE")
+    assert a == b == "<path>: undefined symbol: <id>"
+    assert normalise_message("could not load Qwen/Qwen2-7B-Instruct") == "could not load <model>"
+
+
 def test_architecture_names_and_mixed_identifiers():
     a = normalise_message("GGUF model with architecture starcoder2 is not supported yet.")
     b = normalise_message("GGUF model with architecture deepseek2 is not supported yet.")

@@ -39,6 +39,33 @@ def test_model_family_gives_the_architecture_class(name, arch, moe):
     assert model_family(name) == (arch, moe)
 
 
+@pytest.mark.parametrize("name, key", [
+    ("Gemma2ForCausalLM", "gemma2"),
+    ("Qwen2VLForConditionalGeneration", "qwen2vl"),
+    ("GPT2LMHeadModel", "gpt2"),
+])
+def test_a_generative_architecture_class_names_its_family(name, key):
+    assert normalise_model(name) == key
+
+
+def test_a_pooling_architecture_class_is_another_model():
+    assert normalise_model("Qwen2_5_VLForEmbedding") != normalise_model("Qwen/Qwen2.5-VL-7B-Instruct")
+
+
+def test_a_request_by_class_name_and_one_by_model_id_share_the_model_key():
+    by_id = keys("[Feature]: Support for google/gemma-2-9b-it / gemma-2-27b-it",
+                 "### 🚀 The feature, motivation and pitch\n\nThe new release would be nice to serve.\n")
+    by_class = keys("[Feature]: need 'Gemma2ForCausalLM' support",
+                    "### 🚀 The feature, motivation and pitch\n\nMy fine-tune uses this format.\n")
+    assert "model=gemma2" in by_id and "model=gemma2" in by_class
+
+
+@pytest.mark.parametrize("title", ["[Installation]: vllm 0.7 on Apple Device (Mac)",
+                                   "[Installation]: pip install fails on my Mac"])
+def test_mac_named_plainly_is_macos(title):
+    assert "platform=macos" in keys(title, "### How you are installing vllm\n\n```sh\npip install vllm\n```\n")
+
+
 def test_unknown_family_has_no_architecture():
     assert model_family("acme/WidgetLM-7B") is None
 
