@@ -170,6 +170,33 @@ WORDS: tuple[Word, ...] = (
                      r"\b(multiple|several|many|two|different) (llms?|(llm |base )?models)\b"
                      r"[^.?!\n]{0,40}\b(servers?|endpoints?|instances?|ports?|gateways?)\b|"
                      r"\b404\b[^\n]{0,40}\bnot found\b|\bnot found\b[^\n]{0,10}\b404\b|/generate\b"),
+    # the request surface: the parameters people send, the endpoints they call, how the server answers them
+    Word("frontend", r"\b(max_tokens|max_completion_tokens|top_logprobs|logit_bias|presence_penalty|frequency_penalty|"
+                     r"repetition_penalty|stop_token_ids|skip_special_tokens|include_stop_str_in_output|extra_body|"
+                     r"chat_template_kwargs|stream_options|include_usage|best_of|use_beam_search|ignore_eos|"
+                     r"min_tokens|truncate_prompt_tokens|add_generation_prompt)\b|\bbeam[-_ ]search\b|"
+                     r"\bstop (words?|strings?|sequences?|tokens?|token[-_ ]ids|criteria)\b|"
+                     r"\b(temperature|top[-_]p|top[-_]k|sampling (params|parameters|defaults?))\b|"
+                     r"\bgeneration[-_ ]config\b"),
+    Word("frontend", r"\b(chat|completions?|embeddings?|rerank|score|pooling|tokeni[sz]e|detokeni[sz]e|"
+                     r"transcriptions?|translations?|responses) (api|endpoints?|routes?|interface)\b|"
+                     r"\bbatch (api|file format)\b|\brun_batch\b|"
+                     r"\b(openai|chat|completions?|embeddings?)\s*(接口|服务)|流式"),
+    Word("frontend", r"\bstream\s*(=|==|:)\s*\"?true\b|\bstream(ing)? (mode|requests?|calls?|api)\b|"
+                     r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|\bChatCompletion(Chunk|Message)?\b|"
+                     r"\busage (info\w*|stats|field)\b"),
+    Word("frontend", r"\bapi[-_ ]?keys?\b|\bvllm_api_key\b|\bbearer token\b|\bcors\b|\bcross[-_ ]origin\b|"
+                     r"\ballowed[-_ ]origins\b|\b(routes?|endpoints?)\b[^.\n]{0,40}\bauthori[sz]\w*"),
+    # the server's answer: a 4xx is the server judging the request; "bad request" says it in words
+    Word("frontend", r"\b(400|422)\b[^\n]{0,3}(bad request|unprocessable)|\bbad ?request(error)?\b|"
+                     r"\binvalid_request_error\b|\b401\b[^\n]{0,3}unauthori[sz]ed\b(?![^\n]{0,40}(hugging|hf|hub|url))"),
+    # a 500 / an exception in the ASGI app is where the failure surfaced, not yet what it is about
+    Word("frontend", r"\binternal server error\b|\bexception in asgi\b|\b500 (error|status)\b", 0.5, 0.3),
+    Word("frontend", r"\bprometheus\b|\bgrafana\b|\bvllm:\w+|\bhttp_\w*\*?\W{0,2}metrics\b|"
+                     r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b"),
+    Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),
+    # reasoning output is a field of the OpenAI server's answer (a reasoning parser is not tool calling)
+    Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b"),
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
     Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
@@ -224,6 +251,9 @@ FAILURE: tuple[Pattern, ...] = (
                               r"allowed[-_ ]local[-_ ]media|is not a multimodal model|max_tokens_per_mm_item"),
     Pattern("multi-modality", r"\b(image|video|audio)s?\b", 0.5),
     Pattern("frontend", r"chat[-_ ]template|openai_harmony|harmonyerror|serving_chat|serving_completion"),
+    # the server refused the request (the OpenAI client's error, the error JSON's type or code)
+    Pattern("frontend", r"\bBadRequestError\b|invalid_request_error|\berror code: 4(0[0-9]|22)\b|"
+                        r"\bUnprocessableEntityError\b|\bjinja2\.exceptions|\bTemplate(Syntax)?Error\b"),
     Pattern("installation", r"undefined symbol|cannot open shared object file|no module named '?vllm\._C|"
                             r"vllm\._C|_C\.abi3|failed building wheel|could not build wheels|python\.h|"
                             r"subprocess-exited-with-error|cuda_home|metadata-generation-failed|"
@@ -245,6 +275,9 @@ EXCEPTION_TYPES: tuple[Pattern, ...] = (
     Pattern("structured-output", r"^(xgrammar|outlines|guidance)\."),
     # openai_harmony parses gpt-oss output into reasoning / tool-call / final channels in the OpenAI server
     Pattern("frontend", r"^openai_harmony\.|(^|\.)HarmonyError$"),
+    # the OpenAI client raising what the server answered: 4xx, the request; a 5xx or no answer says less
+    Pattern("frontend", r"^openai\.(BadRequestError|NotFoundError|AuthenticationError|PermissionDeniedError|"
+                        r"UnprocessableEntityError)$|^(BadRequestError|UnprocessableEntityError)$|^jinja2\."),
     Pattern("tool-calling", r"^openai_harmony\.|(^|\.)HarmonyError$"),
 )
 
@@ -281,7 +314,9 @@ FRAMES: tuple[FramePattern, ...] = (
                                     r"vllm/distributed/device_communicators/(custom_all_reduce|pynccl|shm_broadcast)",
                  0.5, 0.0),
     FramePattern("structured-output", r"structured_output|guided_decoding|/xgrammar/|/outlines/", 1.0, 1.0),
-    FramePattern("tool-calling", r"tool_parsers?/|vllm/reasoning/", 1.0, 1.0),
+    FramePattern("tool-calling", r"tool_parsers?/", 1.0, 1.0),
+    # reasoning parsers split the OpenAI server's answer into reasoning and content
+    FramePattern("frontend", r"vllm/reasoning/", 1.0, 1.0),
     # not api_server.py / rpc/: they start the engine and re-raise its failures ("Engine process failed to start");
     # not the tool parsers: tool calling
     FramePattern("frontend", r"vllm/entrypoints/(openai/(?!api_server\.py|rpc/|tool_parsers?/)|chat_utils|serve/|"
@@ -471,7 +506,16 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             if rx.search(root.type):
                 s.add(pat.topic, "failure", pat.weight)
         _frame_signals(s, root.frames)
+    elif report.cut_frames:
+        _cut_frame_signals(s, report.cut_frames)
     _site_signals(s, report)
+    if _ACCESS_4XX.search(report.body[:200_000]):
+        s.add("frontend", "failure", THRESHOLD)
+    # an engine that died under a request fails the request too: the API server is where it surfaced, not the cause
+    frontend = s.by_topic.get("frontend")
+    if frontend and _engine_failure(report, title):
+        for source in ("failure", "frame"):
+            frontend.pop(source, None)
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:
@@ -489,6 +533,29 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if nvidia and "finding" not in nvidia and _not_nvidia(report):
         del s.by_topic["nvidia-compat"]
     return s.by_topic
+
+
+# the uvicorn access log: the server answered a request with a client error (not the docs' or a browser's asset)
+_ACCESS_4XX = re.compile(r'"(?:POST|GET|PUT|DELETE|PATCH) /(?!favicon|robots|docs)[^\s"]{0,200} '
+                         r'HTTP/\d(?:\.\d)?" 4\d\d\b')
+_ENGINE_FAILURE = re.compile(r"\bCUDA error\b|illegal memory access|\b(Async)?EngineDeadError\b|\bengine process "
+                             r"\(?(pid \d+\))? ?died\b|\bMQLLMEngine is already dead\b|\bEngineCore encountered an "
+                             r"issue\b|\bNCCL error\b|\bout of memory\b|\bError in model execution\b",
+                             re.IGNORECASE | re.ASCII)
+# topics whose cut traceback (no exception line) still says where the request failed
+_CUT_FRAME_TOPICS = ("frontend", "tool-calling", "structured-output")
+
+
+def _engine_failure(report: Report, title: str) -> bool:
+    return any(_ENGINE_FAILURE.search(text) for text in (*_failure_texts(report), title[:500]))
+
+
+def _cut_frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
+    cut = _Scores()
+    _frame_signals(cut, frames)
+    for topic in _CUT_FRAME_TOPICS:
+        for source, weight in cut.by_topic.get(topic, {}).items():
+            s.add(topic, source, weight)
 
 
 def _cpu_chosen(report: Report) -> bool:

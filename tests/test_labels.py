@@ -477,3 +477,71 @@ def test_a_site_and_the_traceback_that_shows_it_count_once() -> None:
     r = Report(title="[Bug]: crash", title_text="crash", kind="bug", kind_source="title", body="", exceptions=(exc,),
                sites=(site("vllm/distributed/parallel_state.py", "GroupCoordinator.all_reduce"),))
     assert lab.topic_scores(r, ())["tensor-parallel"] == {"frame": 0.5}
+
+
+@pytest.mark.parametrize(("title", "body"), [
+    ("[Bug]: 400 Bad Request", "The client gets an error and the log shows nothing else."),
+    ("[Bug]: the server answers my UI with errors", """```
+INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request
+```"""),
+    ("[Usage]: usage info missing while stream equal to True", "The chunks all have usage=None."),
+    ("[Bug]: The base model does not stop based on the passed stop words", "It runs to max_tokens."),
+    ("[Bug]: some routes can be reached without authorization", "I set VLLM_API_KEY and /tokenize still answers."),
+    ("[Bug]: `http_*` metrics missing when running the V0 engine", "curl localhost:8000/metrics shows other ones."),
+    ("[Bug]: Temperature is ignored in the new release", "Whatever I send, the answer is the same."),
+    ("[Usage]: chat 接口有问题，completion接口正常", "按照官方文档调用。"),
+    ("[Bug]: reasoning_content is null and the thinking goes into content", "With the R1 distill model."),
+])
+def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -> None:
+    assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
+
+
+def _crash(exc: ExceptionInfo) -> Report:
+    return Report(title="[Bug]: crash", title_text="crash", kind="bug", kind_source="title", body="", exceptions=(exc,))
+
+
+def _frames(*paths: str) -> tuple[Frame, ...]:
+    return tuple(Frame(p, 1, "f", "/vllm/" in p) for p in paths)
+
+
+def test_where_the_server_failed_the_request_is_frontend() -> None:
+    refused = ExceptionInfo("openai.BadRequestError", "Error code: 400 - {'object': 'error', 'message': 'bad'}",
+                            _frames("/home/u/.venv/lib/python3.11/site-packages/openai/_base_client.py"))
+    assert "frontend" in topic_labels(_crash(refused), ())
+    template = ExceptionInfo("jinja2.exceptions.TemplateSyntaxError", "expected token 'end of print statement'", ())
+    assert "frontend" in topic_labels(_crash(template), ())
+    # a traceback cut before its exception line still shows where the request failed
+    cut = bug("[Bug]: chat error with a mistral checkpoint", """```
+ERROR 04-08 07:13:28 [serving_chat.py:198] Error in preprocessing prompt inputs
+ERROR 04-08 07:13:28 [serving_chat.py:198] Traceback (most recent call last):
+ERROR 04-08 07:13:28 [serving_chat.py:198]   File "/v/vllm/entrypoints/openai/serving_chat.py", line 181, in create
+ERROR 04-08 07:13:28 [serving_chat.py:198]     ) = await self._preprocess_chat(
+ERROR 04-08 07:13:28 [serving_chat.py:198]   File "/v/vllm/entrypoints/chat_utils.py", line 1175, in apply_template
+ERROR 04-08 07:13:28 [serving_chat.py:198]     return tokenizer.apply_chat_templa
+```""")
+    assert "frontend" in topic_labels(cut, ())
+    # a reasoning parser shapes the server's answer: frontend, not tool calling
+    parser = ExceptionInfo("IndexError", "list index out of range",
+                           _frames("/x/vllm/entrypoints/openai/serving_chat.py",
+                                  "/x/vllm/reasoning/deepseek_r1_reasoning_parser.py"))
+    got = topic_labels(_crash(parser), ())
+    assert "frontend" in got and "tool-calling" not in got
+
+
+def test_an_engine_crash_reached_through_the_api_is_not_frontend() -> None:
+    # the request handler is the innermost vLLM frame, but the engine died under it
+    crash = ExceptionInfo("RuntimeError", "CUDA error: an illegal memory access was encountered",
+                          _frames("/x/vllm/entrypoints/openai/serving_chat.py"))
+    assert "frontend" not in topic_labels(_crash(crash), ())
+    dead = bug("[Bug]: the server dies after a while", """\
+I send requests with curl to /v1/chat/completions and after a while the server dies.
+```
+INFO:     127.0.0.1:50000 - "POST /v1/chat/completions HTTP/1.1" 200 OK
+ERROR 11-03 23:14:01 [serving_chat.py:1145]   File "/v/vllm/entrypoints/openai/serving_chat.py", line 574, in gen
+ERROR 11-03 23:14:01 [serving_chat.py:1145]     async for res in result_generator:
+ERROR 11-03 23:14:01 [serving_chat.py:1145] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.
+```""")
+    assert "frontend" not in topic_labels(dead, ())
+    hub = _labels("[Bug]: 401 Unauthorized for url when loading a gated model",
+                  "huggingface_hub.errors.GatedRepoError: 401 Client Error.")
+    assert "frontend" not in hub
