@@ -102,6 +102,8 @@ WORDS: tuple[Word, ...] = (
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
     Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
+    # `ray start --head` / `--address`: the reporter built a Ray cluster
+    Word("ray", r"\bray start\b", 1.0, 1.0),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
                          r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
     Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
@@ -375,6 +377,12 @@ FLAGS: tuple[FlagSignal, ...] = (
     FlagSignal("structured-output", "structured_outputs_config", _set),
     FlagSignal("ray", "distributed_executor_backend", lambda v: str(v).lower() == "ray"),
     FlagSignal("moe", "enable_expert_parallel", _set, 1.0, subject=True),
+    # data parallelism spread over machines: each node names the head's address and its own share of the ranks
+    FlagSignal("multi-node", "data_parallel_address", _set, 1.0, subject=True),
+    FlagSignal("multi-node", "data_parallel_start_rank", _set, 1.0, subject=True),
+    FlagSignal("multi-node", "data_parallel_size_local", _set, 1.0, subject=True),
+    FlagSignal("multi-node", "headless", _set, 1.0, subject=True),
+    FlagSignal("multi-node", "nnodes", _gt1, 1.0, subject=True),
     FlagSignal("cpu", "device", lambda v: str(v).lower() == "cpu", 1.0, subject=True),
     FlagSignal("memory", "cpu_offload_gb", lambda v: _positive(v), 1.0, subject=True),
     FlagSignal("multi-modality", "limit_mm_per_prompt", _set),

@@ -310,6 +310,21 @@ def test_a_deployment_over_several_nodes_is_multi_node_but_gpus_per_node_is_not(
                                        "We want multi-node scale-out to be first class.")
 
 
+def test_data_parallel_across_nodes_is_multi_node_by_its_flags():
+    for flags in ("--data-parallel-size 16 --data-parallel-size-local 8 --data-parallel-address 10.0.0.1",
+                  "--data-parallel-size 4 --data-parallel-start-rank 2 --headless"):
+        r = bug("[Bug]: DeepEP crashes on the first request", f"```\nvllm serve org/m {flags}\n```\nIt crashes.")
+        assert "multi-node" in topic_labels(r, ()), flags
+    r = bug("[Bug]: DeepEP crashes on the first request", "```\nvllm serve org/m --data-parallel-size 8\n```\n")
+    assert "multi-node" not in topic_labels(r, ())
+
+
+def test_starting_a_ray_cluster_is_ray():
+    assert "ray" in _labels("[Bug]: the second node never joins",
+                            "I run ray start --head on the first machine and then vllm serve with TP 16.")
+    assert "ray" not in _labels("[Bug]: the second node never joins", "I start the array of workers first.")
+
+
 def test_placement_group_in_the_title_is_ray():
     assert "ray" in _labels("[Bug]: Placement group creation hangs with 2 nodes", "")
 
