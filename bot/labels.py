@@ -18,6 +18,8 @@ words in the description, never add up to a label on their own. The sources:
 |             | innermost vLLM frame (not a wrapper's or a log call's; of tied sites, what they share)  |
 | `flag`      | the reporter's own flags (command line, `non-default args`)                             |
 | `model`     | the served model name and resolved architectures                                        |
+| `subject`   | the model the title names failing itself (bot/subject.py: wrong output, it fails to     |
+|             | load, only this model, a title that is the model's name)                                 |
 
 The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`) are the whole policy;
 `docs/rules.md` lists the taxonomy. A repository can rename topics with `repo_labels()`.
@@ -34,6 +36,7 @@ from bot.decision import Finding
 from bot.literals import needles
 from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
+from bot.subject import MOE_MODELS, model_is_the_subject, moe_is_the_subject
 from bot.wording import Wording
 
 TOPICS: tuple[str, ...] = (
@@ -74,12 +77,6 @@ class Word:
     prose: float = 0.5      # weight when found in the description prose
 
 
-# mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "-128E" (experts),
-# and families whose every release is MoE
-_MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|\bdeepseek[-_ ]?(v2|v3|r1)|"
-               r"\bllama[-_ ]?4\b|\bmaverick\b|\bqwen\d?(\.\d)?[-_ ]?moe\b|\bkimi[-_ ]?k2|\bdbrx\b|\bjamba\b|"
-               r"\bgrok[-_ ]?\d|\bminimax[-_ ]?m\d|\bglm[-_ ]?4\.[5-7](?![\d.]*v)\b|\bhunyuan[-_ ]?a\d")
-
 # model families, for "support <family…>" / "is <family…> supported"
 _FAMILIES = (r"\b(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|minimax|"
              r"baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
@@ -107,8 +104,9 @@ WORDS: tuple[Word, ...] = (
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
                          r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
     Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
-    # a model named by its id: "-A3B" active-parameter names, expert counts, and the MoE families
-    Word("moe", _MOE_MODELS, 0.6, 0.3),
+    # a model named by its id: "-A3B" active-parameter names, expert counts, and the MoE families (in the title, it
+    # is the subject unless the title is about a feature the model went through: bot/subject.py)
+    Word("moe", MOE_MODELS, 0.0, 0.3),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
                    r"\b(gpu |vram |ram )?memory (leak|usage|footprint|consumption|requirements?)\b|"
                    r"\bgpu[-_ ]memory[-_ ]utili[sz]ation\b|\b(gpu|vram|memory) consumption\b|"
@@ -130,8 +128,11 @@ WORDS: tuple[Word, ...] = (
     Word("rocm", r"\brocm\b|\bamd\b(?!\s+(ryzen|epyc|threadripper|athlon|\d{4}\w{0,2}\b|cpus?\b))|"
                  r"\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
     Word("tpu", r"\btpus?\b"),
-    Word("cpu", r"\bcpu[-_ ]?(backend|only|inference|serving|mode|device|platform|build|wheel|docker|image)\b|"
-                r"\b(on|with) (a |the )?cpu\b|\bx86\b", 1.0, 0.3),
+    Word("cpu", r"\bcpu[-_ ]?(backend|only|inferenc\w*|serving|mode|device|platform|build|wheel|docker|image|"
+                r"environment|machine|server|node|instance)s?\b|\bx86\b|"
+                r"\b(on|with|for|support\w*|using|run\w*|deploy\w*) (a |the |my |only )?cpus?\b"
+                r"(?![-_ ]?(offload|memory|ram))",
+         1.0, 0.3),
     Word("cpu", r"\bcpu\b(?![-_ ]?(offload\w*|usage|utili[sz]ation|memory|threads?|cores?|bound|overhead|ram|swap))",
          0.5, 0.3),
     Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b"),
@@ -199,12 +200,28 @@ WORDS: tuple[Word, ...] = (
     Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),
     # reasoning output is a field of the OpenAI server's answer (a reasoning parser is not tool calling)
     Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b"),
+    Word("new-model", r"支持\W{0,3}" + _FAMILIES, 1.0, 0.5),   # "(是否)支持 <model>": is <model> supported
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
-    Word("new-model", r"\b(support|add)( for)? (the )?new model\b|\bmodel (architecture|type) .{0,40}not supported\b|"
+    Word("new-model", r"\b(support|add)( for)? (a |the )?new model\b|"
+                      r"\bmodel (architecture|type) .{0,40}not supported\b|"
                       r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
+    # the reporter isolated the model: others work, or the same model works in Hugging Face transformers
+    Word("new-model", r"\bother models?\b.{0,30}\b(works?|worked|working|fine|ok|run)|"
+                      r"\b(works?|worked|working|runs?|fine)\b.{0,30}\b(other|another|different|smaller) models?\b|"
+                      r"\bonly (happens |occurs )?(with|for|on) (this|the|that) model\b|"
+                      r"\b(does not|doesn't|didn't|not) (appear|happen|occur)\w*\b.{0,20}\b(when|with|for)\b.{0,20}"
+                      r"\b(load|use|run|serv)\w*|"
+                      r"\b(with|in|using|via) (the )?`?(hf|huggingface|hugging face|transformers)`?(?![\w.-])"
+                      r"[^.\n]{0,40}"
+                      r"\b(works?|fine|correct\w*|expected|normal\w*)|"
+                      r"\b(works?|worked|fine|correct\w*)\b[^.\n]{0,40}\b(with|in|using|via) `?(hf|huggingface|"
+                      r"hugging face|transformers)`?(?![\w.-])|"
+                      r"\b(than|vs\.?|versus|compared (to|with)) (the )?`?(hf|huggingface|hugging face|transformers)"
+                      r"`?(?![\w.-])", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
-                        r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\bbenchmark\w*", 1.0, 0.3),
+                        r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
+                        r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*", 1.0, 0.3),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
                           r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|"
                           r"\bsm_?(1[0-2]\d|[3-7]\d)\b|\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|"
@@ -236,6 +253,8 @@ FAILURE: tuple[Pattern, ...] = (
     Pattern("new-model", r"model architectures? .{0,200}(are|is) not supported|failed to be inspected|"
                          r"trust_remote_code|transformers does not recognize|does not recognize this architecture|"
                          r"unrecognized (configuration class|model)|architectures? .{0,80}(is |are )?not supported"),
+    # the checkpoint does not fit the model's implementation: its config format or its weight names
+    Pattern("new-model", r"rope_scaling|no module or parameter named|not initiali[sz]ed from (the )?checkpoint"),
     Pattern("quantization", r"quantiz|\b(awq|gptq|gguf|bitsandbytes|fp8|fp4|nvfp4|mxfp4|marlin|w8a8|int4|int8|"
                             r"compressed[-_ ]tensors)\b", 0.5),
     Pattern("tensor-parallel", r"divisible by (the )?tensor[-_ ]parallel|tensor[-_ ]parallel[-_ ]size|"
@@ -265,6 +284,7 @@ FAILURE: tuple[Pattern, ...] = (
     Pattern("torch.compile", r"cuda ?graph|cudagraph|capture_end", 0.5),
     Pattern("ray", r"\bray\b|rayworker|placement group|RayActorError", 0.5),
     Pattern("rocm", r"\bhip\b|hiperror|rocm|\bgfx\d+|amdgpu|\baiter\b", 0.5),
+    Pattern("cpu", r"from the .?cpu.? backend|\bcpu backend\b", 0.5),
     Pattern("moe", r"fused[-_ ]?moe\w*|\bmoe (kernel|layer|backend)s?\b", 1.0),
     Pattern("moe", r"\bmoe\b|experts", 0.5),
 )
@@ -397,7 +417,7 @@ MODEL: tuple[Pattern, ...] = (
                               r"minicpm[-_]?(llama\d?[-_]?)?[ov](?![a-z])|glm-?4(\.\d+)?v|omni|qwen\d?(\.\d)?-?audio|"
                               r"whisper|molmo|florence|"
                               r"ForConditionalGeneration", 0.6),
-    Pattern("moe", _MOE_MODELS + r"|moe\w*for|(mixtral|deepseekv[23]|llama4|dbrx|jamba|grok\d?)\w*for(causallm|"
+    Pattern("moe", MOE_MODELS + r"|moe\w*for|(mixtral|deepseekv[23]|llama4|dbrx|jamba|grok\d?)\w*for(causallm|"
                                  r"conditionalgeneration)", 0.6),
     Pattern("quantization", r"(?<![a-z])(awq|gptq|gguf|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|bnb|4bit|8bit)"
                             r"(?![a-z])|\.gguf$", 0.5),
@@ -498,6 +518,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             s.add(word.topic, "title", word.title)
         if prose and _may_match(prose_low, need) and rx.search(prose):
             s.add(word.topic, "prose", word.prose)
+    _kind_yields_to_title(s)
 
     for text in _failure_texts(report):
         low = text.lower()
@@ -524,6 +545,14 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if frontend and _engine_failure(report, title):
         for source in ("failure", "frame"):
             frontend.pop(source, None)
+
+    # the title names the model that fails itself, or a mixture-of-experts model it is about
+    # (the reporter's own title: a bare model name is not a placeholder here)
+    own_title = _WORDING.correct(report.title_text or "")
+    title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+    if own_title and moe_is_the_subject(own_title, title_topics):
+        s.add("moe", "title", THRESHOLD)
+    s.add("new-model", "subject", model_is_the_subject(own_title, prose))
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:
@@ -564,6 +593,13 @@ def _cut_frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
     for topic in _CUT_FRAME_TOPICS:
         for source, weight in cut.by_topic.get(topic, {}).items():
             s.add(topic, source, weight)
+
+
+def _kind_yields_to_title(s: _Scores) -> None:
+    """A [Performance] template whose title asks about memory is a memory question (the template was the nearest)."""
+    perf, memory = s.by_topic.get("performance", {}), s.by_topic.get("memory", {})
+    if "kind" in perf and "title" not in perf and memory.get("title", 0.0) >= THRESHOLD:
+        del perf["kind"]
 
 
 def _cpu_chosen(report: Report) -> bool:

@@ -389,6 +389,11 @@ def model_family(name: str) -> tuple[str, bool] | None:
     return _family_in(spaced)
 
 
+def title_models(title: str) -> list[str]:
+    """The model names a title names (Hub ids, or words with a size or of a known family)."""
+    return _model_names(title, "", False)
+
+
 def _model_names(title: str, lead: str, new_model: bool) -> list[str]:
     """Model names a request names: Hub ids (in the lead only for a model request), then model-like title words."""
     names: list[str] = []

@@ -1,0 +1,100 @@
+"""The model a report is about, and whether the report is about that model itself (label evidence, bot/labels.py).
+
+Naming a model is not enough: most crash reports name the model they served. What says the model itself is the
+subject, and so `new-model` (vLLM's label for model support):
+
+* its output is wrong in kind, not in speed: gibberish, garbled or meaningless text, a "correctness" problem,
+  from a model the title names;
+* the title says that model fails to load ("Gemma3 failing to load some weights", "X load error"), not an adapter,
+  or names its tokenizer ("X fails to start with the mistral tokenizer");
+* the title is nothing but the model's name ("[Bug]: DeepSeek-V3").
+
+A mixture-of-experts model the title names is the `moe` topic, unless the title is about a feature the model only
+went through (a tool-call parser, the OpenAI server, structured output, speculative decoding, pipeline
+parallelism): those reports are about that feature.
+
+Pure and bounded: the title and the prose the caller passes are searched once by patterns without nested
+quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.report.entities import model_family, title_models
+
+# families named without a size or a digit ("bloom's output", "Starcoder is slow", "Mistral Small fails to load")
+FAMILIES = (r"(?<![\w-])(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|"
+            r"minimax|baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
+            r"paligemma|cohere|command[-_ ]r|aya|starcoder\w*|codellama|gpt[-_ ]?oss|grok|seed[-_ ]oss|bloom\w*|"
+            r"mpt|vicuna|gpt[-_ ]?j|gpt[-_ ]?neox|pythia|stablelm|dbrx|arctic|mamba|aquila|xverse|fuyu|"
+            r"smol\w*|t5|whisper)(?![a-z])")
+
+# mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "-128E" (experts),
+# and families whose every release is MoE
+MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|\bdeepseek[-_ ]?(v2|v3|r1)|"
+              r"\bllama[-_ ]?4\b|\bmaverick\b|\bqwen\d?(\.\d)?[-_ ]?moe\b|\bqwen\d?(\.\d)?[-_ ]?next\b|\bkimi[-_ ]?k2|"
+              r"\bdbrx\b|\bjamba\b|\bgrok[-_ ]?\d|\bminimax[-_ ]?m\d|\bglm[-_ ]?4\.[5-7](?![\d.]*v)\b|"
+              r"\bhunyuan[-_ ]?a\d|\bgpt[-_ ]?oss\b|\bolmoe\b|\bphi[-_ ]?3\.5[-_ ]?moe\b")
+
+# output that is wrong in kind: text nobody can read, or a model that answers something else than it should
+WRONG_OUTPUT = (r"\b(gibberish|garbled|garbage|nonsens\w*|meaningless|messy code|unreadable|乱码|"
+                r"random (tokens?|characters?|symbols?|words?|text)|correctness (issue|problem|bug)s?|"
+                r"wrong (output|answer|result|generation)s?|(output|generat\w*|answers?|results?|text) "
+                r"(is|are) (wrong|incorrect|broken|noise|garbage))\b")
+
+# the title says the model fails to load (its weights, config or tokenizer), not a LoRA adapter
+LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue|crash\w*)\b[^.\n]{0,20}\bload\w*|"
+                r"\bload\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b")
+TOKENIZER = r"\btokeni[sz]\w*"
+NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
+
+# what the title is about when it is not the model itself
+SUBJECT_TOPICS = ("tool-calling", "frontend", "structured-output", "speculative-decoding", "pipeline-parallel")
+
+_FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
+_MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
+_WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
+_LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
+_NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
+_TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
+# a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
+_CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_TITLE_WORD = re.compile(r"[^\W_]+")   # any script: "部署 X 报错" is more than X
+# words a title holds besides the model's name when it is nothing but the name
+_FILLER = frozenset({"bug", "issue", "model", "models", "error", "errors", "problem", "the", "with", "vllm", "on",
+                     "in", "for", "a", "an"})
+
+
+def named_models(title: str) -> list[str]:
+    """The models a title names: Hub ids, words with a size, words of a known family."""
+    title = _CLASS_NAME.sub(" ", title)
+    names = title_models(title)
+    names += [m.group(0) for m in _FAMILY.finditer(title)]
+    return names
+
+
+def names_moe_model(title: str) -> bool:
+    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title))
+
+
+def model_is_the_subject(title: str, prose: str) -> float:
+    """How strongly the report is about the model the title names failing itself (0, 0.5 or 1)."""
+    names = named_models(title)
+    if not names:
+        return 0.5 if _WRONG.search(title) else 0.0
+    if _WRONG.search(title) or _WRONG.search(prose):
+        return 1.0
+    if (_LOAD.search(title) and not _NOT_MODEL.search(title)) or _TOKENIZER.search(title):
+        return 1.0
+    words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
+    named = {w.lower() for n in names for w in _WORD.findall(n)}
+    if words and all(w in named or w in _FILLER or w.isdigit() for w in words):
+        return 1.0
+    return 0.0
+
+
+def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:
+    """The title names a mixture-of-experts model and is not about a feature the model only went through."""
+    return names_moe_model(title) and not title_topics & set(SUBJECT_TOPICS)

@@ -1,0 +1,133 @@
+"""Label evidence from what a report is about: the model that fails itself (new-model), a mixture-of-experts model it
+names (moe), the CPU it runs on, and the near misses that name a model without being about it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.labels import topic_labels
+from bot.report import parse
+from bot.subject import model_is_the_subject, moe_is_the_subject, named_models
+
+GPU_LOG = """\
+```
+INFO 03-02 10:11:12 [api_server.py:1090] vLLM API server version 0.9.1
+INFO 03-02 10:11:20 [gpu_model_runner.py:1420] Loading model weights took 14.9 GiB
+```
+"""
+
+
+def labels(title: str, description: str = "See the title.") -> set[str]:
+    return set(topic_labels(parse(title, f"### 🐛 Describe the bug\n\n{description}\n\n{GPU_LOG}"), ()))
+
+
+@pytest.mark.parametrize(("title", "description"), [
+    # output wrong in kind, from a model the title names
+    ("[Bug]: Falcon-40B-Instruct returns gibberish since the last upgrade", "Same prompt, same sampling params."),
+    ("[Bug]: Phi-3-mini answers make no sense", "The output is garbled: random characters and half words."),
+    ("[Bug]: the bloom model generates meaningless text", "Every prompt gives garbage."),
+    # the model's checkpoint does not load
+    ("[Bug]: Baichuan2-13B-Chat fails to load", "It stops while reading the checkpoint."),
+    ("[Bug]: error when loading InternLM2-20B", "Loading stops."),
+    # its tokenizer
+    ("[Bug]: Yi-34B-Chat fails to start with the slow tokenizer", "It exits during start-up."),
+    # the title is the model's name and nothing else
+    ("[Bug]: InternLM2-20B", "It stops after the weights are loaded."),
+    # the reporter isolated the model
+    ("[Bug]: wrong answers from Mistral-Nemo", "Other models work fine on the same server."),
+    ("[Bug]: crash at start-up", "This does not happen when I load Llama-3.1-8B with the same flags."),
+    ("[Bug]: strange completions from StarCoder2-7B",
+     "With `transformers` directly the same prompt works as expected."),
+    # a model request in any language
+    ("[Usage]: 是否支持 glm-4-9b-chat?", "谢谢"),
+    ("[Usage]: can vllm support a new model like my own MoE?", "It is not on the Hub."),
+])
+def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
+    assert "new-model" in labels(title, description)
+
+
+@pytest.mark.parametrize(("title", "description"), [
+    # the engine crashed while serving some model: the model is where it happened, not what failed
+    ("[Bug]: CUDA error: an illegal memory access was encountered while serving Llama-3.1-70B-Instruct",
+     "It happens after a few hours under load."),
+    ("[Bug]: Qwen2.5-72B-Instruct OOM with max-model-len 32768", "torch.OutOfMemoryError: CUDA out of memory."),
+    ("[Bug]: timeout after 60 seconds with Gemma-2-9B", "Requests hang."),
+    # an adapter, not the model
+    ("[Bug]: LoRA adapter for Llama-3-8B fails to load", "The adapter was trained with PEFT."),
+    # a tokenizer class is not a model
+    ("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower", "After upgrading transformers."),
+    # more than the model's name, in another script
+    ("[Bug]: vllm 0.6.4 部署 Qwen2-7B 报错", "启动失败"),
+    # gibberish without any model named is not enough alone
+    ("[Bug]: the output is gibberish", "Since the last release."),
+])
+def test_a_model_named_without_being_the_subject(title: str, description: str) -> None:
+    assert "new-model" not in labels(title, description)
+
+
+def test_the_checkpoint_does_not_fit_the_implementation() -> None:
+    rope = ("```\nTraceback (most recent call last):\n"
+            "  File \"/opt/venv/lib/python3.10/site-packages/vllm/config.py\", line 1400, "
+            "in _get_and_verify_max_len\n    raise ValueError(msg)\n"
+            "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got "
+            "{'factor': 8.0, 'rope_type': 'llama3'}\n```")
+    assert "new-model" in labels("[Bug]: server does not start", rope)
+    weights = "```\nValueError: There is no module or parameter named 'lm_head.weight' in LlamaForCausalLM\n```"
+    assert "new-model" in labels("[Bug]: server does not start", weights)
+
+
+@pytest.mark.parametrize(("title", "want"), [
+    ("[Bug]: Qwen3-235B-A22B crashes during start-up on 8xH100", True),
+    ("[Bug]: gpt-oss-20b does not run on the CPU backend", True),
+    ("[Bug]: ERNIE-4.5-21B-A3B-PT loading error", True),
+    ("[Bug]: DeepSeek-V3", True),
+    ("[Bug]: Mixtral-8x22B gives empty output", True),
+    # a feature the model only went through is the subject
+    ("[Bug]: HarmonyError in tool calls with gpt-oss-120b", False),
+    ("[Bug]: Qwen3-Next fails to start with -pp 2 and MTP", False),
+    ("[Bug]: structured output ignores the schema with Qwen3-30B-A3B", False),
+    # dense models
+    ("[Bug]: Qwen3-32B crashes during start-up", False),
+    ("[Bug]: Llama-3.1-8B crashes during start-up", False),
+])
+def test_a_moe_model_in_the_title(title: str, want: bool) -> None:
+    assert ("moe" in labels(title)) is want, labels(title)
+
+
+def test_a_moe_model_named_only_in_the_description_is_not_enough() -> None:
+    assert "moe" not in labels("[Bug]: the server stops after an hour", "I serve Qwen3-30B-A3B with default flags.")
+
+
+@pytest.mark.parametrize(("title", "description", "want"), [
+    ("[Usage]: Doesn't the pip package of vllm support CPU?", "My machine has no GPU.", True),
+    ("[Usage]: startup fails in a CPU environment", "vllm serve fails.", True),
+    ("[Bug]: CPU infrencing won't work for Mistral-7B", "It fails at the first request.", True),
+    ("[Bug]: first request crashes (cpu)",
+     "```\nNotImplementedError: Could not run 'vllm::gptq_gemm' with arguments from the 'CPU' backend.\n```", True),
+    ("[Bug]: first request crashes",
+     "```\nNotImplementedError: Could not run 'vllm::gptq_gemm' with arguments from the 'CPU' backend.\n```", False),
+    # CPU memory, offloading and load are other topics
+    ("[Feature]: offload the KV cache to CPU memory", "To serve longer contexts.", False),
+    ("[Bug]: high CPU usage when idle", "One core at 100 %.", False),
+])
+def test_cpu_as_the_subject(title: str, description: str, want: bool) -> None:
+    assert ("cpu" in labels(title, description)) is want
+
+
+def test_a_performance_template_asking_about_memory_is_memory() -> None:
+    got = set(topic_labels(parse("[Performance]: why does a 1B model take so much GPU memory?",
+                                 "### Proposal to improve performance\n\nIt uses 70 GB of 80 GB."), ()))
+    assert "memory" in got and "performance" not in got
+    got = set(topic_labels(parse("[Performance]: generation speed halved after the upgrade",
+                                 "### Report of performance regression\n\nFrom 60 to 30 tokens/s."), ()))
+    assert "performance" in got
+
+
+def test_subject_helpers() -> None:
+    assert named_models("[Bug]: vllm producing gibberish with stabilityai/StableBeluga-7B")
+    assert not named_models("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower")
+    assert model_is_the_subject("Starcoder output is noise (output gibberish)", "") == 1.0
+    assert model_is_the_subject("vllm 0.9 image gives me gibberish", "") == 0.5
+    assert model_is_the_subject("[Bug]: server hangs with Llama-3-8B", "") == 0.0
+    assert moe_is_the_subject("[Bug]: Kimi-K2 crashes", set())
+    assert not moe_is_the_subject("[Bug]: Kimi-K2 tool calls are broken", {"tool-calling"})
