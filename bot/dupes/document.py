@@ -20,6 +20,7 @@ from bot.dupes.text import (
     meaningful_lines,
     tokens,
 )
+from bot.glossary import english, with_english
 from bot.report.model import Entity, Report
 
 
@@ -95,8 +96,11 @@ def error_text(report: Report) -> str:
 
 
 def field_tokens(report: Report) -> dict[str, list[str]]:
-    title = clean_title(report.title_text or report.title)
+    title = with_english(clean_title(report.title_text or report.title))
     body = meaningful_lines(report.description or "")
+    extra = english(body[:MAX_GLOSSARY_CHARS])
+    if extra:                                # Chinese words first, so the token limit keeps them
+        body = extra + "\n" + body
     flags = notable_flags(report)
     return {
         "title": tokens(title, numbers=True),
@@ -107,6 +111,7 @@ def field_tokens(report: Report) -> dict[str, list[str]]:
 
 
 K1 = 1.2
+MAX_GLOSSARY_CHARS = 4000   # of the description read for Chinese words
 
 
 def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:

@@ -136,6 +136,7 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
 
 
 _ASKS = ("topic:", "cap:")   # groups that say what is asked about a model
+_FREE_GROUPS = ("ask:",)     # what a question asks to do: another action or thing is no near miss, only no match
 STRENGTHS = ("area", "question", "strong")
 
 
@@ -160,6 +161,8 @@ def shared_entities(query: tuple[Entity, ...], doc: tuple[Entity, ...]) -> tuple
     d_groups = {e.group for e in doc}
     conflict = False
     for group in q_groups & d_groups:
+        if group.startswith(_FREE_GROUPS):
+            continue
         if not any(e.group == group for e in shared):
             if group == "model" and "arch" in {e.group for e in shared}:
                 continue
@@ -174,8 +177,8 @@ def shared_entities(query: tuple[Entity, ...], doc: tuple[Entity, ...]) -> tuple
     further = {e.key for e in (*query, *doc)
                if e.strength != "area" and e.key.startswith(_ASKS) and e.group not in shared_groups}
     if further:
-        shared = [Entity(e.key, e.reason, "area") if e.key.startswith(_ASKS) or e.group == "model" else e
-                  for e in shared]
+        shared = [Entity(e.key, e.reason, "area") if e.key.startswith(_ASKS + _FREE_GROUPS) or e.group == "model"
+                  else e for e in shared]
     return tuple(shared), conflict
 
 

@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from bot.glossary import with_english
+from bot.report import asks
 from bot.report.model import Entity, Report
 from bot.wording import Wording
 
@@ -587,11 +589,12 @@ def extract(report: Report) -> tuple[Entity, ...]:
     kind = report.kind
     if kind in ("bug", "ci-failure", "performance") and _has_error(report):
         return ()
-    title = (report.title_text or report.title or "")[:MAX_TITLE]
-    lead = report.prose[:MAX_LEAD] if report.prose is not None else _lead(report)
+    title = with_english((report.title_text or report.title or "")[:MAX_TITLE])
+    lead = with_english(report.prose[:MAX_LEAD] if report.prose is not None else _lead(report))
     title_tokens = token_text(title)
     text = token_text(title + "\n" + lead)
     out = _requests(report, title, title_tokens, lead, text)
+    out.extend(_asked(report, title, title_tokens, lead))
     if kind == "installation" or _ANY_PLATFORM.search(title_tokens):
         out.extend(_platform_entities(report, title_tokens, text))
     if not _has_error(report) or kind in ("usage", "feature", "misc"):
@@ -600,6 +603,32 @@ def extract(report: Report) -> tuple[Entity, ...]:
         out.extend(_refine(_topics(title_tokens, text), report))
     seen: set[str] = set()
     return tuple(e for e in out if not (e.key in seen or seen.add(e.key)))   # type: ignore[func-returns-value]
+
+
+_ACTION_WORDS = {"select": "choose", "free": "free", "disable": "turn off", "enable": "turn on", "get": "get",
+                 "limit": "limit", "load": "load", "set": "set"}
+_THING_WORDS = {"gpu": "the GPU to run on", "gpu-memory": "the GPU memory a model holds", "thinking": "thinking mode",
+                "hidden-states": "hidden states or embeddings", "chat-template": "the chat template",
+                "system-prompt": "the system prompt", "stop": "stop tokens", "log": "logging", "prefix-cache":
+                "prefix caching", "lora": "LoRA adapters", "image": "image input"}
+_ASKING_KINDS = ("usage", "docs", "other", "misc")
+
+
+def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Entity]:
+    """What the report asks to do, as an action on a thing (bot/report/asks.py): a question when it is phrased as
+    one (or filed as a usage question), else only the area it lies in."""
+    found = asks.frame(title_tokens, title, token_text)
+    asked = asks.is_question(title) or report.kind in _ASKING_KINDS
+    if found is None:
+        sentence = asks.question_sentence(lead)
+        found = asks.frame(token_text(sentence), sentence, token_text) if sentence else None
+        asked = True
+    if found is None:
+        return []
+    action, thing = found
+    label = thing[3:] if thing.startswith("id:") else _THING_WORDS.get(thing, thing)
+    return [Entity(f"ask:{action}={thing}", f"both ask how to {_ACTION_WORDS[action]} {label}",
+                   QUESTION if asked else AREA)]
 
 
 def _requests(report: Report, title: str, title_tokens: str, lead: str, text: str) -> list[Entity]:

@@ -1,0 +1,163 @@
+"""What a question asks, as an action on a thing of vLLM: `ask:select=gpu`, `ask:free=gpu-memory`,
+`ask:disable=thinking`, `ask:set=id:max_tokens`.
+
+A question names what it wants done (choose, free, turn off, get, limit, load, change) to something of vLLM: a GPU,
+its memory, the thinking mode, logprobs, the chat template, or a flag, parameter or environment variable it quotes.
+"How to specify which gpu to use?", "Can you choose which GPU to use" and "how to set gpu id in code" all ask
+`select=gpu`, however the rest is worded. The vocabulary is the English verbs people use for these actions and
+vLLM's nouns, never the wording of particular reports; a question about something outside it gets no key (its
+wording still counts). The key is read from the title, where a question is stated; a title that states none
+lends the first question sentence of the description ("how to free up gpu memory …").
+
+Pure and bounded: the title and the first lines of the description as token strings (bot.report.entities.token_text),
+scanned once per action and thing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# action -> the words that ask for it (token_text form: lower case, plural -s dropped; `x~` a word starting with x)
+ACTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("select", ("specify", "specifie~", "choose", "choosing", "chose", "select~", "pick", "pin", "pinning",
+                "assign~", "designat~", "dedicat~")),
+    ("free", ("free", "freeing", "release~", "unload~", "clear~", "terminat~", "destroy~", "destruct~", "delete~",
+              "deleting", "del", "kill~", "shutdown", "shut down", "clean up", "cleanup", "recycl~", "reclaim~")),
+    ("disable", ("disable~", "disabling", "turn off", "switch off", "deactivat~", "suppress~", "hide", "hiding",
+                 "stop showing", "without")),
+    ("enable", ("enable~", "enabling", "turn on", "switch on", "activat~")),
+    ("get", ("get", "getting", "obtain~", "return~", "extract~", "retriev~", "access~", "fetch~", "expose~",
+             "print~", "show~", "include~", "output~")),
+    ("limit", ("limit~", "reduc~", "lower~", "decreas~", "restrict~", "cap", "control~")),
+    ("load", ("load~", "mount~")),
+    ("set", ("set", "setting", "change~", "changing", "modif~", "overrid~", "customi~", "configur~", "pass~")),
+)
+# thing -> the words that name it
+THINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gpu-memory", ("gpu memory", "vram", "memory", "kv cache memory", "gpu resource", "resource")),
+    ("gpu", ("gpu", "device", "card", "cuda device", "accelerator")),
+    ("thinking", ("thinking", "think", "reasoning")),
+    ("logprobs", ("logprob~", "log prob~", "token probabilit~")),
+    ("hidden-states", ("hidden state", "embedding~")),
+    ("chat-template", ("chat template", "prompt template")),
+    ("system-prompt", ("system prompt", "system message")),
+    ("stop", ("stop token", "stop sequence", "stop word", "eos token", "eos")),
+    ("log", ("log", "logging", "request log", "log output")),
+    ("seed", ("seed", "random seed")),
+    ("prefix-cache", ("prefix cach~", "automatic prefix")),
+    ("lora", ("lora", "adapter")),
+    ("image", ("image", "picture", "multi image")),
+)
+# a model, an engine or a client: freeing one (the verb first: "release the model", not "model release") frees GPU
+# memory; for any other action it is too general a thing
+INSTANCE = ("llm", "model", "engine", "instance", "client", "object", "worker")
+# phrases that ask to choose a GPU without the verb (token_text form: `CUDA_VISIBLE_DEVICES` -> "cuda visible device")
+SELECTING = ("gpu id", "device id", "gpu index", "which gpu", "specific gpu", "certain gpu", "particular gpu",
+             "second gpu", "other gpu", "another gpu", "different gpu", "specific device", "certain device",
+             "specific cuda device", "cuda visible device", "device map")
+# the things each action is asked of (an identifier `id:…` goes with any action but choosing and freeing)
+FITS: dict[str, tuple[str, ...]] = {
+    "select": ("gpu",),
+    "free": ("gpu-memory", "gpu"),
+    "disable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
+    "enable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
+    "get": ("logprobs", "hidden-states", "log", "image"),
+    "limit": ("gpu-memory", "log", "image"),
+    "load": ("lora", "chat-template", "image"),
+    "set": ("gpu", "gpu-memory", "thinking", "chat-template", "system-prompt", "stop", "seed", "log", "logprobs"),
+}
+WINDOW = 5            # words between the action and the thing
+MAX_TITLE = 300
+MAX_LEAD = 600
+
+_QUESTION = re.compile(r"^\s*(?:how|can|could|is there|is it|are there|what|which|why|where|does|do|should|any way)\b|"
+                       r"\?|\bhow to\b|\bhow can\b|\bhow do\b|\bis it possible\b|\bis there a way\b")
+_IDENT = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]{2,40}|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){1,5})(?![\w-])")
+_WORDS = re.compile(r"[a-z0-9_]+")
+_SENTENCE = re.compile(r"[^.?!\n]{0,300}[.?!\n]?")
+
+
+def _phrase(p: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in p.rstrip("~").split()]
+    tail = r"[a-z0-9_]*" if p.endswith("~") else ""
+    return re.compile(r"(?<![a-z0-9_])" + r" ".join(words) + tail + r"(?![a-z0-9_])")
+
+
+def _compile(groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+    return tuple((name, tuple(_phrase(p) for p in phrases)) for name, phrases in groups)
+
+
+_ACTIONS = _compile(ACTIONS)
+_THINGS = _compile(THINGS)
+_INSTANCE = tuple(_phrase(p) for p in INSTANCE)
+_SELECTING = tuple(_phrase(p) for p in SELECTING)
+
+
+def _positions(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[int]:
+    """Word positions of the pattern matches in a token string."""
+    out = []
+    for p in patterns:
+        for m in p.finditer(text):
+            out.append(text.count(" ", 0, m.start()))
+    return out
+
+
+def identifiers(raw_title: str) -> list[str]:
+    """Flags, parameters and environment variables a title quotes: `--max-model-len`, `max_tokens`,
+    `CUDA_VISIBLE_DEVICES` (snake_case or a flag; a model id or a file name is not one)."""
+    out = []
+    for m in _IDENT.finditer(raw_title[:MAX_TITLE]):
+        word = m.group(1)
+        if "/" in word or "." in word:
+            continue
+        ident = word.lstrip("-").replace("-", "_").lower()
+        if "_" in ident:                  # one word (`--model`) is too general a thing
+            out.append(ident)
+    return out
+
+
+def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower) -> tuple[str, str] | None:
+    """(action, thing) of the first question in a token string: an action with a thing of vLLM within WINDOW
+    words (either order); `raw` is the same text as written, for the identifiers it quotes, and `tokenise` what
+    made the token string of it (bot.report.entities.token_text)."""
+    if any(p.search(tokens) for p in _SELECTING):
+        return "select", "gpu"
+    things = [(pos, name) for name, patterns in _THINGS for pos in _positions(tokens, patterns)]
+    for ident in identifiers(raw):
+        things += [(pos, "id:" + ident) for pos in _positions(tokens, (_phrase(tokenise(ident).strip()),))]
+    instances = _positions(tokens, _INSTANCE)
+    best: tuple[int, int, str, str] | None = None
+    for action, patterns in _ACTIONS:
+        for a in _positions(tokens, patterns):
+            candidates = list(things)
+            if action == "free":
+                candidates += [(i, "gpu-memory") for i in instances if i > a]
+            for t, thing in candidates:
+                if thing not in FITS[action] and not (thing.startswith("id:") and action not in ("select", "free")):
+                    continue
+                gap = abs(t - a)
+                if 0 < gap <= WINDOW and (best is None or (a, gap) < best[:2]):
+                    best = (a, gap, action, thing)
+    if best is None:
+        return None
+    action, thing = best[2], best[3]
+    if action == "free" and thing == "gpu":
+        thing = "gpu-memory"              # "free the GPU" is its memory
+    if action == "set" and thing in ("gpu", "gpu-memory"):
+        action = "select" if thing == "gpu" else "limit"   # "set the gpu id", "set the memory it may use"
+    return action, thing
+
+
+def is_question(raw: str) -> bool:
+    """Phrased as a question: "how to …", "can vLLM …", "is it possible …", a question mark."""
+    return bool(_QUESTION.search(raw[:MAX_TITLE].lower()))
+
+
+def question_sentence(raw_lead: str) -> str:
+    """The first sentence of a description that asks how to do something ("" when none does)."""
+    for m in _SENTENCE.finditer(raw_lead[:MAX_LEAD]):
+        sentence = m.group(0).strip()
+        if sentence and _QUESTION.search(sentence.lower()):
+            return sentence
+    return ""

@@ -1,0 +1,92 @@
+"""What a question asks (bot/report/asks.py) and the Chinese glossary (bot/glossary.py), on reports written in the
+issue forms' shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.dupes import DuplicateIndex, MemoryIndexStore
+from bot.glossary import english, with_english
+from bot.report import parse
+from bot.report.asks import frame, identifiers, is_question
+from bot.report.entities import token_text
+
+USAGE = "### Your current environment\n\n```text\nThe output of `python collect_env.py`\n```\n\n" \
+        "### How would you like to use vllm\n\n{}\n"
+
+
+def ask_keys(title: str, body: str = "") -> list[tuple[str, str]]:
+    return [(e.key, e.strength) for e in parse(title, body).entities if e.key.startswith("ask:")]
+
+
+@pytest.mark.parametrize("title", [
+    "[Usage]: How do I run the server on the second GPU only?",
+    "Can I choose which GPU the engine uses?",
+    "[Usage]: pin the LLM class to one particular GPU",
+    "how to pass a gpu id to LLM()",
+    "[Bug]: setting CUDA_VISIBLE_DEVICES inside my script is ignored",
+])
+def test_ways_of_asking_for_one_gpu_give_one_key(title):
+    assert ask_keys(title, USAGE.format("I have four cards and want to use one."))[0][0] == "ask:select=gpu"
+
+
+@pytest.mark.parametrize("title, key", [
+    ("[Usage]: release GPU memory after I am done with an LLM object", "ask:free=gpu-memory"),
+    ("How to unload a model and load another one in the same process?", "ask:free=gpu-memory"),
+    ("[Usage]: turn off the reasoning output of a thinking model", "ask:disable=thinking"),
+    ("[Usage]: how to get prompt logprobs from the chat endpoint", "ask:get=logprobs"),
+    ("[Usage]: how can I change max_num_seqs at runtime?", "ask:set=id:max_num_seqs"),
+])
+def test_actions_on_things(title, key):
+    assert ask_keys(title, USAGE.format("Thanks."))[0][0] == key
+
+
+def test_a_model_release_is_not_freeing_memory():
+    assert frame(token_text("Support for the new model release from last week")) is None
+
+
+def test_a_title_without_a_question_lends_the_first_question_of_the_description():
+    body = USAGE.format("I evaluate ten checkpoints in a loop. How can I free the GPU memory between them?")
+    assert ask_keys("[Usage]: Out of memory with several checkpoints in a loop", body) == \
+        [("ask:free=gpu-memory", "question")]
+
+
+def test_a_failure_report_that_does_not_ask_keys_only_the_area():
+    body = "### 🐛 Describe the bug\n\nAfter `del llm` the memory stays allocated, nvidia-smi shows 70 GB.\n"
+    assert ask_keys("[Bug]: GPU memory not released after deleting the engine", body) == \
+        [("ask:free=gpu-memory", "area")]
+
+
+def test_identifiers_are_flags_and_snake_case_names_not_words_or_files():
+    assert identifiers("set --max-model-len and HF_HUB_OFFLINE, not --model or config.json") == \
+        ["max_model_len", "hf_hub_offline"]
+
+
+def test_question_phrasing():
+    assert is_question("[Usage]: How to serve two models?") and is_question("Is it possible to stream?")
+    assert not is_question("[Bug]: server crashes at startup")
+
+
+def test_glossary_gives_english_for_chinese_words_only():
+    assert english("vllm推理如何指定某块gpu") == "inference how specify"
+    assert english("plain English title") == ""
+    assert with_english("多机部署") == "多机部署 multi node deploy"
+
+
+def test_a_question_in_chinese_is_keyed_like_one_in_english():
+    assert ask_keys("[Usage]: 如何指定显卡运行vllm？", USAGE.format("四张卡，只想用第二张。"))[0][0] == "ask:select=gpu"
+
+
+def test_two_wordings_of_one_question_are_linked_and_another_question_is_not():
+    index = DuplicateIndex(MemoryIndexStore())
+    first = parse("How to specify which GPU vLLM should use?",
+                  "I have several cards of different types and only want the server on the second one.")
+    index.add(1, first, created_at="2024-01-01T00:00:00Z")
+    index.add(2, parse("[Usage]: how to free GPU memory after deleting the LLM object",
+                       USAGE.format("Calling del and gc.collect() keeps the memory taken.")),
+              created_at="2024-01-02T00:00:00Z")
+    again = parse("[Usage]: can I pin the engine to a certain GPU in my script?",
+                  USAGE.format("The server always starts on GPU 0 but I need it on another card."))
+    linked = index.search(again)
+    assert [c.number for c in linked] == [1]
+    assert "choose the GPU" in linked[0].reason
