@@ -23,8 +23,13 @@ EXC_MENTION = re.compile(
 # an exception shown by its repr: `ValueError("type fp8e4nv not supported")`, `failed with ImportError('libcudart')`
 EXC_REPR = re.compile(
     r"(?<![\w.])(?P<type>(?:[a-z_][a-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception|Exit|Interrupt))"
-    r"\(\s{0,4}[rbuf]?(?P<q>['\"])(?P<msg>[^'\"\n]{1,600})"
+    r"\(\s{0,4}[rbuf]?(?:\"(?P<dq>[^\"\n]{1,600})|'(?P<sq>[^'\n]{1,600}))"
 )
+
+
+def repr_message(m: re.Match[str]) -> str:
+    """The message of an EXC_REPR match, up to its closing quote (the other quote may be inside it)."""
+    return (m.group("dq") or m.group("sq") or "").strip()
 
 KNOWN_TYPES = frozenset({
     "StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "SystemExit", "GeneratorExit",

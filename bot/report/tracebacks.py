@@ -17,6 +17,7 @@ from bot.report.errors import (
     has_anchor,
     looks_like_type,
     rank,
+    repr_message,
     short_type,
 )
 from bot.report.logs import LogLine
@@ -361,7 +362,7 @@ def _title_exceptions(title: str) -> list[ExceptionInfo]:
     text = title[:1000]
     found = [(m.start(), m.group("type"), _unquote(m.group("msg") or "")) for m in EXC_MENTION.finditer(text)]
     if "(" in text:
-        found += [(m.start(), m.group("type"), m.group("msg").strip()) for m in EXC_REPR.finditer(text)]
+        found += [(m.start(), m.group("type"), repr_message(m)) for m in EXC_REPR.finditer(text)]
     for _, type_, msg in sorted(found):
         if looks_like_type(type_):
             out.append(ExceptionInfo(type=type_, message=msg, source="title"))
@@ -373,7 +374,7 @@ def _reprs(text: str, process: str | None) -> list[ExceptionInfo]:
     out = []
     for m in EXC_REPR.finditer(text):
         if looks_like_type(m.group("type")) and not _CODE_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
-            out.append(ExceptionInfo(type=m.group("type"), message=m.group("msg").strip(), source="mention",
+            out.append(ExceptionInfo(type=m.group("type"), message=repr_message(m), source="mention",
                                      process=process))
     return out
 

@@ -67,6 +67,11 @@ def test_exception_types_inside_a_repr() -> None:
                "ImportError('libcudart.so.12: cannot open shared object file') right after the banner.")
     assert [e.type for e in r2.exceptions] == ["ImportError"]
     assert r2.exceptions[0].message.startswith("libcudart.so.12")
+    # the other quote inside the message does not end it
+    r3 = parse("[Bug]: first request fails", ENV_PLACEHOLDER + "```\nERROR 05-02 10:00:00 [engine.py:160] "
+               "NotImplementedError(\"Could not run 'vllm::rms_norm' with arguments from the 'CPU' backend.\")\n```")
+    assert r3.root_cause is not None
+    assert r3.root_cause.message == "Could not run 'vllm::rms_norm' with arguments from the 'CPU' backend."
 
 
 def test_an_exception_named_in_the_title_is_kept_when_the_body_quotes_another() -> None:
