@@ -552,7 +552,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
     if own_title and moe_is_the_subject(own_title, title_topics):
         s.add("moe", "title", THRESHOLD)
-    s.add("new-model", "subject", model_is_the_subject(own_title, prose))
+    s.add("new-model", "subject", model_is_the_subject(own_title, prose, title_topics))
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:

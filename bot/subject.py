@@ -49,6 +49,10 @@ LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue
 TOKENIZER = r"\btokeni[sz]\w*"
 NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
 
+# "Support X" / "Add X" / "support for X": a request whose object is the model (not a feature on it)
+REQUEST = r"\b(support(s|ed|ing)?|add(s|ed|ing)?|implement\w*|integrat\w*|enable)\b"
+REQUEST_TOPICS = frozenset({"new-model", "moe", "multi-modality"})
+
 # what the title is about when it is not the model itself
 SUBJECT_TOPICS = ("tool-calling", "frontend", "structured-output", "speculative-decoding", "pipeline-parallel")
 
@@ -58,6 +62,7 @@ _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
 _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
+_REQUEST = re.compile(REQUEST, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -79,9 +84,12 @@ def names_moe_model(title: str) -> bool:
     return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title))
 
 
-def model_is_the_subject(title: str, prose: str) -> float:
-    """How strongly the report is about the model the title names failing itself (0, 0.5 or 1)."""
+def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozenset[str] = frozenset()) -> float:
+    """How strongly the report is about the model the title names failing itself, or asks for it (0, 0.5 or 1).
+    `title_topics`: what else the title is about (a request for LoRA or FP8 on a model is about that feature)."""
     names = named_models(title)
+    if names and _asks_for_model(title, names) and title_topics <= REQUEST_TOPICS and not _NOT_MODEL.search(title):
+        return 1.0
     if not names:
         return 0.5 if _WRONG.search(title) else 0.0
     if _WRONG.search(title) or _WRONG.search(prose):
@@ -93,6 +101,15 @@ def model_is_the_subject(title: str, prose: str) -> float:
     if words and all(w in named or w in _FILLER or w.isdigit() for w in words):
         return 1.0
     return 0.0
+
+
+def _asks_for_model(title: str, names: list[str]) -> bool:
+    """A request word comes before the model's name: "Add support for Qwen3-Next", "Inquiry about support for X"."""
+    request = _REQUEST.search(title)
+    if request is None:
+        return False
+    first = min((i for i in (title.find(n) for n in names) if i >= 0), default=-1)
+    return first > request.start()
 
 
 def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:

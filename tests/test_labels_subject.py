@@ -65,6 +65,22 @@ def test_a_model_named_without_being_the_subject(title: str, description: str) -
     assert "new-model" not in labels(title, description)
 
 
+@pytest.mark.parametrize(("title", "want"), [
+    ("[Feature]: Add support for Qwen3-Next-80B", True),
+    ("[Feature]: Inquiry about multi-modal support for InternVL3-8B", True),
+    ("Add Mixtral 8x7B", True),
+    # a feature asked for on a model is about the feature
+    ("[Feature]: LoRA support for Mixtral-8x7B", False),
+    ("[Feature]: linear adapter support for Gemma-2-9B", False),
+    ("[Feature]: FP8 support for Llama-4-Scout", False),
+    ("[Feature]: support TPU for Gemma-2-9B", False),
+    # the model first, then the request word: not a request for the model
+    ("[Bug]: Llama-3.1-8B server added latency after upgrade", False),
+])
+def test_a_request_for_a_model(title: str, want: bool) -> None:
+    assert ("new-model" in labels(title, "Thanks.")) is want, labels(title, "Thanks.")
+
+
 def test_the_checkpoint_does_not_fit_the_implementation() -> None:
     rope = ("```\nTraceback (most recent call last):\n"
             "  File \"/opt/venv/lib/python3.10/site-packages/vllm/config.py\", line 1400, "
