@@ -190,6 +190,11 @@ WORDS: tuple[Word, ...] = (
                      r"\busage (info\w*|stats|field)\b"),
     Word("frontend", r"\bapi[-_ ]?keys?\b|\bvllm_api_key\b|\bbearer token\b|\bcors\b|\bcross[-_ ]origin\b|"
                      r"\ballowed[-_ ]origins\b|\b(routes?|endpoints?)\b[^.\n]{0,40}\bauthori[sz]\w*"),
+    # reaching the API server at all (host binding, ports, WSL/Docker networking)
+    Word("frontend", r"\b(can'?t|cannot|could ?n.t|unable to|fail\w* to) (be )?(access|reach|connect to)\w*\b"
+                     r"[^.\n]{0,30}\b(api|openai|vllm)[-_ ]?(server|endpoint)s?\b|"
+                     r"\b(api|openai|vllm)[-_ ]?(server|endpoint)s?\b[^.\n]{0,40}\b(can'?t|cannot|not|unable to) (be )?"
+                     r"(access|reach|connect)\w*"),
     # the server's answer: a 4xx is the server judging the request; "bad request" says it in words
     Word("frontend", r"\b(400|422)\b[^\n]{0,3}(bad request|unprocessable)|\bbad ?request(error)?\b|"
                      r"\binvalid_request_error\b|\b401\b[^\n]{0,3}unauthori[sz]ed\b(?![^\n]{0,40}(hugging|hf|hub|url))"),

@@ -506,6 +506,7 @@ INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request
     ("[Bug]: Temperature is ignored in the new release", "Whatever I send, the answer is the same."),
     ("[Usage]: chat 接口有问题，completion接口正常", "按照官方文档调用。"),
     ("[Bug]: reasoning_content is null and the thinking goes into content", "With the R1 distill model."),
+    ("[Bug]: the api_server started but can't be accessed from another machine", "It listens on port 8000."),
 ])
 def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -> None:
     assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
