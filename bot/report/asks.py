@@ -28,10 +28,13 @@ ACTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "stop showing", "without")),
     ("enable", ("enable~", "enabling", "turn on", "switch on", "activat~")),
     ("get", ("get", "getting", "obtain~", "return~", "extract~", "retriev~", "access~", "fetch~", "expose~",
-             "print~", "show~", "include~", "output~")),
+             "print~", "show~", "include~", "output~", "missing", "lack~")),
     ("limit", ("limit~", "reduc~", "lower~", "decreas~", "restrict~", "cap", "control~")),
     ("load", ("load~", "mount~")),
     ("set", ("set", "setting", "change~", "changing", "modif~", "overrid~", "customi~", "configur~", "pass~")),
+    ("install", ("install~", "build", "building", "compil~", "wheel", "pip")),
+    ("run", ("run", "running", "serve", "serving", "deploy~", "host", "hosting", "start~", "launch~", "use",
+             "using", "inference")),
 )
 # thing -> the words that name it
 THINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -48,13 +51,19 @@ THINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("prefix-cache", ("prefix cach~", "automatic prefix")),
     ("lora", ("lora", "adapter")),
     ("image", ("image", "picture", "multi image")),
+    ("usage", ("token usage", "usage info~", "usage stat~", "token count~", "prompt token", "completion token",
+               "usage")),
+    ("offline", ("offline", "without internet", "without an internet", "no internet", "air gap~", "airgap~",
+                 "without network", "no network", "intranet")),
 )
+# a CUDA version a build or a wheel is asked for: `CUDA 11.8`, `cuda11.8`, `cu118` -> `cuda:11.8`
+_CUDA = re.compile(r"(?<![a-z0-9])(?:cuda ?(\d{2})(?: ?\.? ?(\d))?|cu ?(\d{2})(?: ?\.? ?)(\d))(?![0-9])")
 # a model, an engine or a client: freeing one (the verb first: "release the model", not "model release") frees GPU
 # memory; for any other action it is too general a thing
 INSTANCE = ("llm", "model", "engine", "instance", "client", "object", "worker")
 # phrases that ask to choose a GPU without the verb (token_text form: `CUDA_VISIBLE_DEVICES` -> "cuda visible device")
 SELECTING = ("gpu id", "device id", "gpu index", "which gpu", "specific gpu", "certain gpu", "particular gpu",
-             "second gpu", "other gpu", "another gpu", "different gpu", "specific device", "certain device",
+             "second gpu", "specific device", "certain device",
              "specific cuda device", "cuda visible device", "device map")
 # the things each action is asked of (an identifier `id:…` goes with any action but choosing and freeing)
 FITS: dict[str, tuple[str, ...]] = {
@@ -62,11 +71,15 @@ FITS: dict[str, tuple[str, ...]] = {
     "free": ("gpu-memory", "gpu"),
     "disable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
     "enable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
-    "get": ("logprobs", "hidden-states", "log", "image"),
+    "get": ("logprobs", "hidden-states", "log", "image", "usage"),
     "limit": ("gpu-memory", "log", "image"),
     "load": ("lora", "chat-template", "image"),
     "set": ("gpu", "gpu-memory", "thinking", "chat-template", "system-prompt", "stop", "seed", "log", "logprobs"),
+    "install": ("cuda", "offline"),
+    "run": ("offline",),
 }
+# things that are a question by themselves, whatever the verb: running without internet access
+IMPLIED = {"offline": "run"}
 WINDOW = 5            # words between the action and the thing
 MAX_TITLE = 300
 MAX_LEAD = 600
@@ -117,13 +130,28 @@ def identifiers(raw_title: str) -> list[str]:
     return out
 
 
-def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower) -> tuple[str, str] | None:
+def _cuda_versions(tokens: str) -> list[tuple[int, str]]:
+    out = []
+    for m in _CUDA.finditer(tokens):
+        major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        out.append((tokens.count(" ", 0, m.start()), f"cuda:{major}.{minor or 0}"))
+    return out
+
+
+def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower,
+          installing: bool = False) -> tuple[str, str] | None:
     """(action, thing) of the first question in a token string: an action with a thing of vLLM within WINDOW
     words (either order); `raw` is the same text as written, for the identifiers it quotes, and `tokenise` what
-    made the token string of it (bot.report.entities.token_text)."""
+    made the token string of it (bot.report.entities.token_text). An installation report that names a CUDA
+    version asks for a build for it, whatever its verb ("Is CUDA 12.1 supported?")."""
     if any(p.search(tokens) for p in _SELECTING):
         return "select", "gpu"
+    if installing:
+        cuda = _cuda_versions(tokens)
+        if cuda:
+            return "install", cuda[0][1]
     things = [(pos, name) for name, patterns in _THINGS for pos in _positions(tokens, patterns)]
+    things += _cuda_versions(tokens)
     for ident in identifiers(raw):
         things += [(pos, "id:" + ident) for pos in _positions(tokens, (_phrase(tokenise(ident).strip()),))]
     instances = _positions(tokens, _INSTANCE)
@@ -134,13 +162,15 @@ def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower
             if action == "free":
                 candidates += [(i, "gpu-memory") for i in instances if i > a]
             for t, thing in candidates:
-                if thing not in FITS[action] and not (thing.startswith("id:") and action not in ("select", "free")):
+                kind = "cuda" if thing.startswith("cuda:") else thing
+                if kind not in FITS[action] and not (thing.startswith("id:") and action not in ("select", "free")):
                     continue
                 gap = abs(t - a)
                 if 0 < gap <= WINDOW and (best is None or (a, gap) < best[:2]):
                     best = (a, gap, action, thing)
     if best is None:
-        return None
+        implied = next((thing for _, thing in things if thing in IMPLIED), None)
+        return (IMPLIED[implied], implied) if implied else None
     action, thing = best[2], best[3]
     if action == "free" and thing == "gpu":
         thing = "gpu-memory"              # "free the GPU" is its memory

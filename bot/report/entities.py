@@ -252,7 +252,7 @@ _MODEL_TOKEN = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+\b|\b[A-
 _NOT_ORGS = frozenset({"v1", "docs", "blob", "tree", "issues", "pull", "usr", "home", "lib", "site-packages",
                        "vllm-project", "vllm", "pytorch", "actions", "and", "or"})
 _NOT_MODEL_TOKEN = re.compile(
-    r"^(?:v?\d[\d.]*|cuda\d*[\d.]*|cu\d+|py\d+|python\d[\d.]*|sm_?\d+|gfx\d+\w*|rtx\w*|[ahlbt]\d{2,4}\w*|"
+    r"^(?:v?\d[\d.]*|cuda\d*[\d.]*|cu\d+(?:\.\d+)?|py\d+|python\d[\d.]*|sm_?\d+|gfx\d+\w*|rtx\w*|[ahlbt]\d{2,4}\w*|"
     r"mi\d{2,3}\w*|[pvk]\d{2,3}|x86(?:_64)?|aarch64|arm64|utf-8|e\.g|i\.e|torch\d*[\d.]*|rocm\d*[\d.]*|gpu\d*|"
     r"v\d+(?:\.\d+)*|fp\d+|int\d+|bf16|w\d+a\d+|\d+(?:\.\d+)?[bmkgt]b?)$",
     re.IGNORECASE)
@@ -606,19 +606,23 @@ def extract(report: Report) -> tuple[Entity, ...]:
 
 
 _ACTION_WORDS = {"select": "choose", "free": "free", "disable": "turn off", "enable": "turn on", "get": "get",
-                 "limit": "limit", "load": "load", "set": "set"}
+                 "limit": "limit", "load": "load", "set": "set", "install": "install for", "run": "run"}
 _THING_WORDS = {"gpu": "the GPU to run on", "gpu-memory": "the GPU memory a model holds", "thinking": "thinking mode",
                 "hidden-states": "hidden states or embeddings", "chat-template": "the chat template",
                 "system-prompt": "the system prompt", "stop": "stop tokens", "log": "logging", "prefix-cache":
-                "prefix caching", "lora": "LoRA adapters", "image": "image input"}
+                "prefix caching", "lora": "LoRA adapters", "image": "image input", "usage": "token usage",
+                "offline": "offline, without internet access"}
 _ASKING_KINDS = ("usage", "docs", "other", "misc")
+# a question about a build or a release (for a CUDA version, say) rather than about running a model
+_BUILD_WORDS = re.compile(r" (?:support\w*|wheel|version|release|build\w*|compatib\w*|install\w*) ")
 
 
 def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Entity]:
     """What the report asks to do, as an action on a thing (bot/report/asks.py): a question when it is phrased as
     one (or filed as a usage question), else only the area it lies in."""
-    found = asks.frame(title_tokens, title, token_text)
     asked = asks.is_question(title) or report.kind in _ASKING_KINDS
+    installing = report.kind == "installation" or (asked and bool(_BUILD_WORDS.search(title_tokens)))
+    found = asks.frame(title_tokens, title, token_text, installing=installing)
     if found is None:
         sentence = asks.question_sentence(lead)
         found = asks.frame(token_text(sentence), sentence, token_text) if sentence else None
@@ -626,7 +630,10 @@ def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Ent
     if found is None:
         return []
     action, thing = found
-    label = thing[3:] if thing.startswith("id:") else _THING_WORDS.get(thing, thing)
+    if action == "install" and report.kind == "installation":
+        asked = True                      # an installation report asks how to install
+    label = thing[3:] if thing.startswith("id:") else thing.replace("cuda:", "CUDA ") if thing.startswith("cuda:") \
+        else _THING_WORDS.get(thing, thing)
     return [Entity(f"ask:{action}={thing}", f"both ask how to {_ACTION_WORDS[action]} {label}",
                    QUESTION if asked else AREA)]
 

@@ -41,6 +41,28 @@ def test_actions_on_things(title, key):
     assert ask_keys(title, USAGE.format("Thanks."))[0][0] == key
 
 
+@pytest.mark.parametrize("title, kind_body", [
+    ("[Installation]: wheel for CUDA 12.1 with the latest release", "### How you are installing vllm\n\npip\n"),
+    ("Is cu121 still supported by the prebuilt wheels?", ""),
+    ("[Installation]: how to build against cuda12.1", "### How you are installing vllm\n\nfrom source\n"),
+])
+def test_a_cuda_version_asked_for_is_one_key_however_written(title, kind_body):
+    assert ask_keys(title, kind_body) == [("ask:install=cuda:12.1", "question")]
+
+
+def test_a_cuda_version_in_a_question_about_running_is_not_an_install_question():
+    assert ask_keys("[Usage]: why does the server run out of memory on CUDA 12.1?", USAGE.format("8B model.")) \
+        == []
+
+
+@pytest.mark.parametrize("title, key", [
+    ("[Usage]: how can I serve a model on a machine without internet access?", "ask:run=offline"),
+    ("[Usage]: the usage field is missing from streamed chunks", "ask:get=usage"),
+])
+def test_running_offline_and_token_usage(title, key):
+    assert ask_keys(title, USAGE.format("Thanks."))[0][0] == key
+
+
 def test_a_model_release_is_not_freeing_memory():
     assert frame(token_text("Support for the new model release from last week")) is None
 
