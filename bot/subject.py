@@ -41,7 +41,15 @@ MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtra
 WRONG_OUTPUT = (r"\b(gibberish|garbled|garbage|nonsens\w*|meaningless|messy code|unreadable|乱码|"
                 r"random (tokens?|characters?|symbols?|words?|text)|correctness (issue|problem|bug)s?|"
                 r"wrong (output|answer|result|generation)s?|(output|generat\w*|answers?|results?|text) "
-                r"(is|are) (wrong|incorrect|broken|noise|garbage))\b")
+                r"(is|are) (wrong|incorrect|broken|noise|garbage))\b|"
+                # nothing, or the same thing over and over
+                r"\b(empty|blank)\W{0,6}(outputs?|responses?|content|strings?|tokens?|answers?|results?|text)\b|"
+                r"\b(outputs?|responses?|content|answers?|generations?|results?|text) (is|are|was|were|returns?) "
+                r"(empty|blank)\b|\bno output\b|"
+                r"\brepeat(ed|s|ing)?\W{0,3}(outputs?|tokens?|text|words?|sentences?|answers?|responses?|content|"
+                r"itself|the same)\b|\b(outputs?|responses?|answers?|generat\w*|text)\W{0,3}(keeps? )?repeat\w*|"
+                r"\brepetitive (output|generation|text|tokens?)|\bonly (generates?|outputs?|returns?|produces?) "
+                r"(the same|exclamation|empty|one|a single)\b")
 
 # the title says the model fails to load (its weights, config or tokenizer), not a LoRA adapter
 LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue|crash\w*)\b[^.\n]{0,20}\bload\w*|"
@@ -92,8 +100,8 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 1.0
     if not names:
         return 0.5 if _WRONG.search(title) else 0.0
-    if _WRONG.search(title) or _WRONG.search(prose):
-        return 1.0
+    if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & set(SUBJECT_TOPICS):
+        return 1.0   # (empty content through a reasoning parser, gibberish under a grammar: that feature's)
     if (_LOAD.search(title) and not _NOT_MODEL.search(title)) or _TOKENIZER.search(title):
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]

@@ -26,6 +26,9 @@ def labels(title: str, description: str = "See the title.") -> set[str]:
     ("[Bug]: Falcon-40B-Instruct returns gibberish since the last upgrade", "Same prompt, same sampling params."),
     ("[Bug]: Phi-3-mini answers make no sense", "The output is garbled: random characters and half words."),
     ("[Bug]: the bloom model generates meaningless text", "Every prompt gives garbage."),
+    ("[Bug]: GLM-4-32B-0414 output is empty", "The server returns 200 with no text."),
+    ("[Bug]: Qwen2-7B-Instruct responses keep repeating the same sentence", "Until max_tokens."),
+    ("[Bug]: Llama-3.1-405B-Instruct-FP8 only generates exclamation marks", "!!!!!!!!"),
     # the model's checkpoint does not load
     ("[Bug]: Baichuan2-13B-Chat fails to load", "It stops while reading the checkpoint."),
     ("[Bug]: error when loading InternLM2-20B", "Loading stops."),
@@ -58,6 +61,10 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     ("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower", "After upgrading transformers."),
     # more than the model's name, in another script
     ("[Bug]: vllm 0.6.4 部署 Qwen2-7B 报错", "启动失败"),
+    # wrong output through a feature the model went through is about that feature
+    ("[Bug]: Qwen3-32B content is empty with the reasoning parser", "Everything ends up in reasoning_content."),
+    ("[Bug]: gibberish from Llama-3.1-8B with guided_json", "The JSON is broken."),
+    ("[Bug]: repeated requests to Llama-3-8B time out", "After 60 s."),
     # gibberish without any model named is not enough alone
     ("[Bug]: the output is gibberish", "Since the last release."),
 ])
