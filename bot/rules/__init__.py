@@ -61,7 +61,7 @@ class RuleSet:
                 slots, every = by_text.setdefault(source, ({}, []))
                 slots.setdefault(prefilter.slot(source, pattern), []).append(i)
                 every.append(i)
-        self._gates.update(always=frozenset(always), by_text=by_text)
+        self._gates.update(always=frozenset(always), by_text=by_text, by_id={r.id: r for r in self.rules})
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -90,13 +90,14 @@ class RuleSet:
             if result is None:
                 possible.update(every)
                 continue
-            matched = result[0]
-            possible.update(*(rules for slot, rules in slots.items() if slot is None or slot in matched))
+            possible.update(slots.get(None, ()))
+            for slot in result[0]:
+                possible.update(slots.get(slot, ()))
         return possible
 
     def _superseded(self, fired: dict[str, Finding]) -> set[str]:
         """Rules dropped because a firing rule supersedes them; in a mutual pair the higher priority wins."""
-        by_id = {r.id: r for r in self.rules}
+        by_id = self._gates["by_id"]
         dropped: set[str] = set()
         for rid in fired:
             rule = by_id[rid]

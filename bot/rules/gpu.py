@@ -5,6 +5,8 @@ The table is ordered: the first pattern that matches wins, so specific names com
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re2
 
 _TABLE: tuple[tuple[str, float], ...] = (
@@ -45,6 +47,7 @@ def _compile() -> tuple[tuple[object, float], ...]:
 _COMPILED = _compile()
 
 
+@lru_cache(maxsize=1024)
 def compute_capability(gpu_name: str | None) -> float | None:
     """The CUDA compute capability of an NVIDIA GPU name, or None for an unknown or non-NVIDIA device."""
     if not gpu_name:

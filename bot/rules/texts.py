@@ -32,6 +32,7 @@ class Texts:
         self._messages: dict[int, bytes] = {}
         self._title: str | None = None
         self._prose: tuple[str | None] | None = None
+        self._ccs: tuple[float, ...] | None = None
 
     def text(self, name: str) -> bytes:
         data = self._bytes.get(name)
@@ -171,8 +172,10 @@ class Texts:
 
     @property
     def compute_capabilities(self) -> tuple[float, ...]:
-        ccs = (compute_capability(g) for g in self.report.environment.gpus)
-        return tuple(sorted({c for c in ccs if c is not None}))
+        if self._ccs is None:
+            ccs = (compute_capability(g) for g in self.report.environment.gpus)
+            self._ccs = tuple(sorted({c for c in ccs if c is not None}))
+        return self._ccs
 
 
 def decode_json_value(value: Any) -> Any:
