@@ -179,8 +179,14 @@ WORDS: tuple[Word, ...] = (
                      r"chat_template_kwargs|stream_options|include_usage|best_of|use_beam_search|ignore_eos|"
                      r"min_tokens|truncate_prompt_tokens|add_generation_prompt)\b|\bbeam[-_ ]search\b|"
                      r"\bstop (words?|strings?|sequences?|tokens?|token[-_ ]ids|criteria)\b|"
-                     r"\b(temperature|top[-_]p|top[-_]k|sampling (params|parameters|defaults?))\b|"
+                     r"\b(temperature|top[-_]p|top[-_]k)\b|\bsampl(e|ing) (params?|parameters?|defaults?)\b|"
                      r"\bgeneration[-_ ]config\b"),
+    # several completions of one prompt: the `n` request parameter
+    # (not a script's `--n` flag)
+    Word("frontend", r"(?<![-\w.])(?-i:n)\b ?(=|==|>=?) ?\d+\b|\bmultiple (completions|choices)\b|"
+                     r"\b(multiple|several|more than (one|1)|\d+) (completions?|choices|samples?|generations?|"
+                     r"outputs?)\b[^.\n]{0,20}\b(per|for (each|one|a|the same)|from (one|a|the same)) "
+                     r"(prompt|request|input|query)\b"),
     Word("frontend", r"\b(chat|completions?|embeddings?|rerank|score|pooling|tokeni[sz]e|detokeni[sz]e|"
                      r"transcriptions?|translations?|responses) (api|endpoints?|routes?|interface)\b|"
                      r"\bbatch (api|file format)\b|\brun_batch\b|"

@@ -507,6 +507,8 @@ INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request
     ("[Usage]: chat 接口有问题，completion接口正常", "按照官方文档调用。"),
     ("[Bug]: reasoning_content is null and the thinking goes into content", "With the R1 distill model."),
     ("[Bug]: the api_server started but can't be accessed from another machine", "It listens on port 8000."),
+    ("[Bug]: API returns a single result despite n=8", "Only one choice comes back."),
+    ("[Usage]: more than 1 completion per prompt with sampling?", "How do I get several answers?"),
 ])
 def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -> None:
     assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
@@ -542,6 +544,10 @@ ERROR 04-08 07:13:28 [serving_chat.py:198]     return tokenizer.apply_chat_templ
                                   "/x/vllm/reasoning/deepseek_r1_reasoning_parser.py"))
     got = topic_labels(_crash(parser), ())
     assert "frontend" in got and "tool-calling" not in got
+
+
+def test_a_scripts_own_n_flag_is_not_the_request_parameter() -> None:
+    assert "frontend" not in _labels("benchmark_latency.py hangs with --batch-size=1 and --n=2", "It never returns.")
 
 
 def test_an_engine_crash_reached_through_the_api_is_not_frontend() -> None:
