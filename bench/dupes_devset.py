@@ -110,9 +110,11 @@ def main() -> None:
     print("ablation (default threshold):")
     no_rules = lambda m: replace(m, shared_rules=(), rule_conflict=False)  # noqa: E731
     no_entities = lambda m: replace(m, entities=(), entity_conflict=False)  # noqa: E731
+    no_asks = lambda m: replace(m, entities=tuple(e for e in m.entities if not e.key.startswith("ask:")))  # noqa: E731
     variants = {
         "all signals": pairs,
         "no entity keys": ablate(pairs, no_entities),
+        "no ask keys": ablate(pairs, no_asks),
         "no diagnoses": ablate(pairs, no_rules),
         "no diagnoses, no entities": ablate(pairs, lambda m: no_entities(no_rules(m))),
         "entities + text": ablate(pairs, lambda m: replace(no_rules(m), signature=None, same_body=False)),
