@@ -151,7 +151,7 @@ WORDS: tuple[Word, ...] = (
                            r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|\bminicpm[-_]?(llama\d?[-_]?)?[ov](?![a-z])|"
                            r"\bqwen\d?(\.\d)?-?audio\b|"
                            r"\bflorence[-_ ]?2?\b|\bvision[-_ ]language\b|\bmolmo\b|\bidefics\w*|\bpaligemma\w*|多模态|"
-                           r"\bwhisper\b|\blimit[-_]mm[-_]per[-_]prompt\b"),
+                           r"\bwhisper\b|\blimit[-_ ]mm[-_ ]per[-_ ]prompt\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
