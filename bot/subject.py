@@ -5,8 +5,8 @@ subject, and so `new-model` (vLLM's label for model support):
 
 * its output is wrong in kind, not in speed: gibberish, garbled or meaningless text, a "correctness" problem,
   from a model the title names;
-* the title says that model fails to load ("Gemma3 failing to load some weights", "X load error"), not an adapter,
-  or names its tokenizer ("X fails to start with the mistral tokenizer");
+* the title says that model fails to load ("Gemma3 failing to load some weights", "X load error"), not an adapter
+  nor a quantized checkpoint, or names its tokenizer ("X fails to start with the mistral tokenizer");
 * the title is nothing but the model's name ("[Bug]: DeepSeek-V3").
 
 A mixture-of-experts model the title names is the `moe` topic, unless the title is about a feature the model only
@@ -102,7 +102,9 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 0.5 if _WRONG.search(title) else 0.0
     if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & set(SUBJECT_TOPICS):
         return 1.0   # (empty content through a reasoning parser, gibberish under a grammar: that feature's)
-    if (_LOAD.search(title) and not _NOT_MODEL.search(title)) or _TOKENIZER.search(title):
+    # (a quantized checkpoint that fails to load is the quantization's report)
+    if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \
+            or _TOKENIZER.search(title):
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
     named = {w.lower() for n in names for w in _WORD.findall(n)}

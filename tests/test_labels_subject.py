@@ -55,6 +55,8 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
      "It happens after a few hours under load."),
     ("[Bug]: Qwen2.5-72B-Instruct OOM with max-model-len 32768", "torch.OutOfMemoryError: CUDA out of memory."),
     ("[Bug]: timeout after 60 seconds with Gemma-2-9B", "Requests hang."),
+    # a quantized checkpoint that does not load is about its quantization
+    ("[Bug]: Qwen2.5-32B-Instruct-AWQ fails to load on 0.10.1", "It stops while reading the checkpoint."),
     # an adapter, not the model
     ("[Bug]: LoRA adapter for Llama-3-8B fails to load", "The adapter was trained with PEFT."),
     # a tokenizer class is not a model
