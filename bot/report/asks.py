@@ -91,20 +91,27 @@ _WORDS = re.compile(r"[a-z0-9_]+")
 _SENTENCE = re.compile(r"[^.?!\n]{0,300}[.?!\n]?")
 
 
+def _alternation(phrases: tuple[str, ...]) -> str:
+    out = []
+    for p in phrases:
+        words = [re.escape(w) for w in p.rstrip("~").split()]
+        out.append(r" ".join(words) + (r"[a-z0-9_]*" if p.endswith("~") else ""))
+    return r"(?<![a-z0-9_])(?:" + "|".join(out) + r")(?![a-z0-9_])"
+
+
 def _phrase(p: str) -> re.Pattern[str]:
-    words = [re.escape(w) for w in p.rstrip("~").split()]
-    tail = r"[a-z0-9_]*" if p.endswith("~") else ""
-    return re.compile(r"(?<![a-z0-9_])" + r" ".join(words) + tail + r"(?![a-z0-9_])")
+    return re.compile(_alternation((p,)))
 
 
 def _compile(groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
-    return tuple((name, tuple(_phrase(p) for p in phrases)) for name, phrases in groups)
+    """One alternation per action or thing: the title is scanned once for each."""
+    return tuple((name, (re.compile(_alternation(phrases)),)) for name, phrases in groups)
 
 
 _ACTIONS = _compile(ACTIONS)
 _THINGS = _compile(THINGS)
-_INSTANCE = tuple(_phrase(p) for p in INSTANCE)
-_SELECTING = tuple(_phrase(p) for p in SELECTING)
+_INSTANCE = (re.compile(_alternation(INSTANCE)),)
+_SELECTING = (re.compile(_alternation(SELECTING)),)
 
 
 def _positions(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[int]:

@@ -112,3 +112,12 @@ def test_two_wordings_of_one_question_are_linked_and_another_question_is_not():
     linked = index.search(again)
     assert [c.number for c in linked] == [1]
     assert "choose the GPU" in linked[0].reason
+
+
+@pytest.mark.timeout(30)
+def test_hostile_titles_and_descriptions_are_bounded():
+    title = "how to free " + "gpu memory release model " * 2_000 + "CUDA_VISIBLE_DEVICES_" * 500
+    body = USAGE.format("如何释放显存？" * 5_000 + " how to free memory?" * 5_000)
+    keys = ask_keys(title, body)
+    assert keys and keys[0][0] == "ask:free=gpu-memory"
+    assert len(english("显存" * 100_000).split()) <= 2 * 20_000
