@@ -123,7 +123,10 @@ WORDS: tuple[Word, ...] = (
     Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
                          r"\bpip wheel\b|\bwheels?\b|\bsetup\.py\b|\bundefined symbol\b|"
                          r"\b(on|native|natively|for) windows\b|"
-                         r"\bwindows (\d+|native|support|wheels?|build)\b", 1.0, 0.3),
+                         r"\bwindows (\d+|native|support|wheels?|build)\b|"
+                         # building vLLM's image is installing it
+                         r"\bdockerfile\w*|\bdocker build\b|\bbuild(ing)? (the |a |an )?(\w+ )?(docker )?image\b",
+         1.0, 0.3),
     # an AMD CPU ("AMD Ryzen", "AMD 7940HS") is not ROCm
     Word("rocm", r"\brocm\b|\bamd\b(?!\s+(ryzen|epyc|threadripper|athlon|\d{4}\w{0,2}\b|cpus?\b))|"
                  r"\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
@@ -607,10 +610,14 @@ def _cut_frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
 
 
 def _kind_yields_to_title(s: _Scores) -> None:
-    """A [Performance] template whose title asks about memory is a memory question (the template was the nearest)."""
-    perf, memory = s.by_topic.get("performance", {}), s.by_topic.get("memory", {})
-    if "kind" in perf and "title" not in perf and memory.get("title", 0.0) >= THRESHOLD:
-        del perf["kind"]
+    """A template picked as the nearest one: a [Performance] template whose title asks about memory is a memory
+    question; an [Installation] template whose title quotes a request error is about the request."""
+    for kind_topic, title_topics in (("performance", ("memory",)),
+                                     ("installation", ("frontend", "tool-calling", "structured-output"))):
+        sources = s.by_topic.get(kind_topic, {})
+        if "kind" in sources and "title" not in sources and \
+                any(s.by_topic.get(t, {}).get("title", 0.0) >= THRESHOLD for t in title_topics):
+            del sources["kind"]
 
 
 def _cpu_chosen(report: Report) -> bool:

@@ -156,3 +156,22 @@ def test_subject_helpers() -> None:
     assert model_is_the_subject("[Bug]: server hangs with Llama-3-8B", "") == 0.0
     assert moe_is_the_subject("[Bug]: Kimi-K2 crashes", set())
     assert not moe_is_the_subject("[Bug]: Kimi-K2 tool calls are broken", {"tool-calling"})
+
+
+def test_an_installation_template_quoting_a_request_error_is_about_the_request() -> None:
+    got = set(topic_labels(parse("max_tokens must be at least 1, got -160",
+                                 "### How you are installing vllm\n\n```sh\npip install vllm\n```\n"), ()))
+    assert "frontend" in got and "installation" not in got
+    got = set(topic_labels(parse("[Installation]: pip install vllm fails on Python 3.13",
+                                 "### How you are installing vllm\n\n```sh\npip install vllm\n```\n"), ()))
+    assert "installation" in got
+
+
+@pytest.mark.parametrize(("title", "want"), [
+    ("[Usage]: Error when building the XPU image using Dockerfile", True),
+    ("[Bug]: docker build fails at the flash-attn step", True),
+    ("[Bug]: the server in my docker container crashes at start-up", False),
+    ("[Bug]: image inputs are ignored by Qwen2-VL", False),
+])
+def test_building_the_image_is_installation(title: str, want: bool) -> None:
+    assert ("installation" in labels(title)) is want
