@@ -47,7 +47,8 @@ def _finalize(value: Any) -> Any:
 
 @lru_cache(maxsize=4)
 def _environment(directory: str) -> Environment:
-    return Environment(loader=FileSystemLoader(directory), autoescape=False, finalize=_finalize,
+    # auto_reload off: the templates ship with the package, so a render need not stat them for changes
+    return Environment(loader=FileSystemLoader(directory), autoescape=False, finalize=_finalize, auto_reload=False,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
