@@ -145,7 +145,9 @@ WORDS: tuple[Word, ...] = (
     Word("structured-output", r"\bstructured[-_ ]outputs?\b|"
                               r"\bguided[-_ ](decoding|generation|json|regex|choice|grammar)\b|"
                               r"\bjson[-_ ]?schema\b|\bxgrammar\b|\boutlines\b|\blm[-_ ]format[-_ ]enforcer\b|"
-                              r"\bresponse_format\b|\bjson mode\b"),
+                              r"\bresponse_format\b|\bjson mode\b|\bjson_object\b|\bstructural[-_ ]tags?\b|"
+                              r"\b(ebnf|lark|gbnf)\b|\bllguidance\b|\bguidance backend\b|"
+                              r"\bconstrained (decoding|generation|sampling)\b"),
     Word("tool-calling", r"\btool[-_ ]?call\w*|\bfunction[-_ ]call\w*|\btool[-_ ]parser\b|\btool_choice\b|"
                          r"\bauto[-_ ]tool[-_ ]choice\b|\bhermes[-_ ]?(tool)?[-_ ]?parser\b|\btools? use\b"),
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"

@@ -546,6 +546,14 @@ ERROR 04-08 07:13:28 [serving_chat.py:198]     return tokenizer.apply_chat_templ
     assert "frontend" in got and "tool-calling" not in got
 
 
+@pytest.mark.parametrize("title", [
+    "[Bug]: response_format json_object returns prose", "[Feature]: structural tag support for the guidance backend",
+    "[Usage]: constrained decoding with a lark grammar",
+])
+def test_structured_output_as_people_name_it(title: str) -> None:
+    assert "structured-output" in _labels(title, "### 🐛 Describe the bug\n\nSee title.\n")
+
+
 def test_a_scripts_own_n_flag_is_not_the_request_parameter() -> None:
     assert "frontend" not in _labels("benchmark_latency.py hangs with --batch-size=1 and --n=2", "It never returns.")
 
