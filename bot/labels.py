@@ -301,7 +301,8 @@ FAILURE: tuple[Pattern, ...] = (
     Pattern("ray", r"\bray\b|rayworker|placement group|RayActorError", 0.5),
     Pattern("rocm", r"\bhip\b|hiperror|rocm|\bgfx\d+|amdgpu|\baiter\b", 0.5),
     Pattern("cpu", r"from the .?cpu.? backend|\bcpu backend\b", 0.5),
-    Pattern("moe", r"fused[-_ ]?moe\w*|\bmoe (kernel|layer|backend)s?\b", 1.0),
+    # (not a path: "could not create 'build/.../fused_moe/configs/E=128,…json'" is the wheel being copied)
+    Pattern("moe", r"(?<![/\\])fused[-_ ]?moe\w*(?![/\\])|\bmoe (kernel|layer|backend)s?\b", 1.0),
     Pattern("moe", r"\bmoe\b|experts", 0.5),
 )
 
@@ -569,6 +570,9 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if own_title and moe_is_the_subject(own_title, title_topics):
         s.add("moe", "title", THRESHOLD)
     s.add("new-model", "subject", model_is_the_subject(own_title, prose, title_topics))
+    # a deployment over several nodes whose log or text shows Ray runs it on Ray
+    if "multi-node" in title_topics and _RAY_IN_USE.search(report.body[:200_000]):
+        s.add("ray", "subject", THRESHOLD)
 
     # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
     for sig in FLAGS:
@@ -609,6 +613,10 @@ def _cut_frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
     for topic in _CUT_FRAME_TOPICS:
         for source, weight in cut.by_topic.get(topic, {}).items():
             s.add(topic, source, weight)
+
+
+_RAY_IN_USE = re.compile(r"\bray\b(?![-_ ]?tracing)|\bRay\w*(Worker|Executor|Actor)\w*|\bray_(utils|distributed)|"
+                         r"\bplacement[-_ ]group", re.IGNORECASE | re.ASCII)
 
 
 def _kind_yields_to_title(s: _Scores) -> None:

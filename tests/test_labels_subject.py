@@ -175,3 +175,18 @@ def test_an_installation_template_quoting_a_request_error_is_about_the_request()
 ])
 def test_building_the_image_is_installation(title: str, want: bool) -> None:
     assert ("installation" in labels(title)) is want
+
+
+def test_a_multi_node_deployment_that_runs_on_ray_is_ray() -> None:
+    log = ("```\n2025-01-10 10:00:00,000 INFO worker.py:1654 -- Connecting to existing Ray cluster at address: "
+           "10.0.0.1:6379...\nINFO 01-10 10:00:01 [ray_utils.py:314] Using the existing placement group\n```")
+    assert "ray" in labels("[Bug]: the server crashes at start-up on two nodes", log)
+    # several nodes without Ray (data parallel over its own ranks)
+    assert "ray" not in labels("[Bug]: the server crashes at start-up on two nodes",
+                               "```\nvllm serve org/m --data-parallel-size 2 --data-parallel-address 10.0.0.1\n```")
+
+
+def test_a_fused_moe_path_in_an_install_log_is_not_moe() -> None:
+    body = ("```\nerror: could not create 'build\\bdist.win-amd64\\wheel\\vllm\\model_executor\\layers\\fused_moe"
+            "\\configs\\E=128,N=384,device_name=X.json': path too long\n```")
+    assert "moe" not in labels("[Installation]: pip install fails while copying files", body)
