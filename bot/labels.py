@@ -103,7 +103,8 @@ WORDS: tuple[Word, ...] = (
     Word("ray", r"\bray start\b", 1.0, 1.0),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
                          r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
-    Word("moe", r"\bmoe\b|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
+    Word("moe", r"\bmoe\b|(?-i:\bEP\b)(?!\s*rank)|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|"
+                r"\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
     # a model named by its id: "-A3B" active-parameter names, expert counts, and the MoE families (in the title, it
     # is the subject unless the title is about a feature the model went through: bot/subject.py)
     Word("moe", MOE_MODELS, 0.0, 0.3),

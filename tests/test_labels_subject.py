@@ -190,3 +190,10 @@ def test_a_fused_moe_path_in_an_install_log_is_not_moe() -> None:
     body = ("```\nerror: could not create 'build\\bdist.win-amd64\\wheel\\vllm\\model_executor\\layers\\fused_moe"
             "\\configs\\E=128,N=384,device_name=X.json': path too long\n```")
     assert "moe" not in labels("[Installation]: pip install fails while copying files", body)
+
+
+def test_ep_is_expert_parallelism() -> None:
+    assert "moe" in labels("[Bug]: [DP/EP] DeepGEMM fails at start-up")
+    assert "moe" not in labels("[Bug]: the server crashes at start-up",
+                               "```\n(EngineCore_DP0 pid=1) INFO [parallel_state.py:1200] rank 0 in world size 1 is "
+                               "assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0\n```")
