@@ -233,9 +233,7 @@ WORDS: tuple[Word, ...] = (
                       r"[^.\n]{0,40}"
                       r"\b(works?|fine|correct\w*|expected|normal\w*)|"
                       r"\b(works?|worked|fine|correct\w*)\b[^.\n]{0,40}\b(with|in|using|via) `?(hf|huggingface|"
-                      r"hugging face|transformers)`?(?![\w.-])|"
-                      r"\b(than|vs\.?|versus|compared (to|with)) (the )?`?(hf|huggingface|hugging face|transformers)"
-                      r"`?(?![\w.-])", 1.0, 1.0),
+                      r"hugging face|transformers)`?(?![\w.-])", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
                         r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*", 1.0, 0.3),
@@ -271,7 +269,8 @@ FAILURE: tuple[Pattern, ...] = (
                          r"trust_remote_code|transformers does not recognize|does not recognize this architecture|"
                          r"unrecognized (configuration class|model)|architectures? .{0,80}(is |are )?not supported"),
     # the checkpoint does not fit the model's implementation: its config format or its weight names
-    Pattern("new-model", r"rope_scaling|no module or parameter named|not initiali[sz]ed from (the )?checkpoint"),
+    Pattern("new-model", r"rope_scaling|no module or parameter named|not initiali[sz]ed from (the )?checkpoint|"
+                         r"^KeyError: '[\w.]{1,200}\.(weight|bias|scales?|qweight|qzeros)'"),
     Pattern("quantization", r"quantiz|\b(awq|gptq|gguf|bitsandbytes|fp8|fp4|nvfp4|mxfp4|marlin|w8a8|int4|int8|"
                             r"compressed[-_ ]tensors)\b", 0.5),
     Pattern("tensor-parallel", r"divisible by (the )?tensor[-_ ]parallel|tensor[-_ ]parallel[-_ ]size|"

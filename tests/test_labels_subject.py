@@ -57,6 +57,8 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     ("[Bug]: timeout after 60 seconds with Gemma-2-9B", "Requests hang."),
     # a quantized checkpoint that does not load is about its quantization
     ("[Bug]: Qwen2.5-32B-Instruct-AWQ fails to load on 0.10.1", "It stops while reading the checkpoint."),
+    # another server, not the model's reference implementation
+    ("[Misc]: vLLM performs poorly compared to HF TGI with Qwen2-7B", "Throughput is half."),
     # an adapter, not the model
     ("[Bug]: LoRA adapter for Llama-3-8B fails to load", "The adapter was trained with PEFT."),
     # a tokenizer class is not a model
@@ -99,6 +101,9 @@ def test_the_checkpoint_does_not_fit_the_implementation() -> None:
     assert "new-model" in labels("[Bug]: server does not start", rope)
     weights = "```\nValueError: There is no module or parameter named 'lm_head.weight' in LlamaForCausalLM\n```"
     assert "new-model" in labels("[Bug]: server does not start", weights)
+    key = "```\nKeyError: 'layers.0.self_attn.qkv_proj.weight'\n```"
+    assert "new-model" in labels("[Bug]: server does not start", key)
+    assert "new-model" not in labels("[Bug]: server does not start", "```\nKeyError: 'type'\n```")
 
 
 @pytest.mark.parametrize(("title", "want"), [
