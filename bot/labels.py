@@ -17,7 +17,8 @@ words in the description, never add up to a label on their own. The sources:
 |             | root cause's raise site from the source index: its file and function, read as the       |
 |             | innermost vLLM frame (not a wrapper's or a log call's; of tied sites, what they share)  |
 | `flag`      | the reporter's own flags (command line, `non-default args`)                             |
-| `model`     | the served model name and resolved architectures                                        |
+| `model`     | the served model name and resolved architectures; a quantization format written into a   |
+|             | model id in the title or prose counts here too, unless the title is about that checkpoint |
 | `subject`   | the model the title names failing itself (bot/subject.py: wrong output, it fails to     |
 |             | load, only this model, a title that is the model's name)                                 |
 
@@ -36,7 +37,14 @@ from bot.decision import Finding
 from bot.literals import needles
 from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
-from bot.subject import MOE_MODELS, model_is_the_subject, moe_is_the_subject
+from bot.subject import (
+    MOE_MODELS,
+    model_is_the_subject,
+    moe_is_the_subject,
+    quantized_model_is_the_subject,
+    without_kv_cache_type,
+    without_model_id_formats,
+)
 from bot.wording import Wording
 
 TOPICS: tuple[str, ...] = (
@@ -530,12 +538,26 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         title = prose.split("\n", 1)[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
     title, prose = _WORDING.correct(title), _WORDING.correct(prose)
     title_low, prose_low = title.lower(), prose.lower()
+    # a quantization format in a model's id or the KV cache's type says what ran, not what the report is about
+    kv_title = without_kv_cache_type(title)
+    quant_title = without_model_id_formats(kv_title)
+    quant_prose = without_model_id_formats(without_kv_cache_type(prose))
+    quant_model_in_title = False
     for (word, rx), need in zip(_WORDS, _WORD_NEEDLES, strict=True):
-        if title and _may_match(title_low, need) and rx.search(title):
+        t, p = (quant_title, quant_prose) if word.topic == "quantization" else (title, prose)
+        if t and _may_match(title_low, need) and rx.search(t):
             s.add(word.topic, "title", word.title)
-        if prose and _may_match(prose_low, need) and rx.search(prose):
+        elif word.topic == "quantization" and title and _may_match(title_low, need) and rx.search(kv_title):
+            quant_model_in_title = True
+        if p and _may_match(prose_low, need) and rx.search(p):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
+    if quant_model_in_title:
+        title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+        if quantized_model_is_the_subject(title, title_topics):
+            s.add("quantization", "title", THRESHOLD)
+        else:
+            s.add("quantization", "model", 0.5)
 
     for text in _failure_texts(report):
         low = text.lower()

@@ -64,6 +64,14 @@ REQUEST_TOPICS = frozenset({"new-model", "moe", "multi-modality"})
 # what the title is about when it is not the model itself
 SUBJECT_TOPICS = ("tool-calling", "frontend", "structured-output", "speculative-decoding", "pipeline-parallel")
 
+# a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
+# id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit": the report may still be about that checkpoint)
+QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?)"
+KV_CACHE_TYPE = r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b"
+MODEL_ID_FORMAT = r"(?<=[a-z0-9.][-_])" + QUANT_FORMAT + r"(?![a-z0-9])"
+# what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter)
+QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora"})
+
 _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
 _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
 _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
@@ -71,6 +79,8 @@ _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
 _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
 _REQUEST = re.compile(REQUEST, re.IGNORECASE | re.ASCII)
+_KV_CACHE_TYPE = re.compile(KV_CACHE_TYPE, re.IGNORECASE | re.ASCII)
+_MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -125,3 +135,19 @@ def _asks_for_model(title: str, names: list[str]) -> bool:
 def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:
     """The title names a mixture-of-experts model and is not about a feature the model only went through."""
     return names_moe_model(title) and not title_topics & set(SUBJECT_TOPICS)
+
+
+def without_kv_cache_type(text: str) -> str:
+    """`text` with the KV cache's data type ("FP8 KV cache") blanked out."""
+    return _KV_CACHE_TYPE.sub(" ", text)
+
+
+def without_model_id_formats(text: str) -> str:
+    """`text` with the quantization formats written into a model's id blanked out."""
+    return _MODEL_ID_FORMAT.sub(" ", text)
+
+
+def quantized_model_is_the_subject(title: str, title_topics: set[str]) -> bool:
+    """The title names a quantized checkpoint ("Qwen3-30B-A3B-NVFP4 fails to start") and is not about a feature the
+    model only went through ("speculative decoding crash with X-FP8", "throughput regression with X-FP8")."""
+    return not title_topics & QUANT_FEATURE_TOPICS

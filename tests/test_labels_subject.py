@@ -202,3 +202,31 @@ def test_ep_is_expert_parallelism() -> None:
     assert "moe" not in labels("[Bug]: the server crashes at start-up",
                                "```\n(EngineCore_DP0 pid=1) INFO [parallel_state.py:1200] rank 0 in world size 1 is "
                                "assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0\n```")
+
+
+@pytest.mark.parametrize(("title", "want"), [
+    # the quantized checkpoint the title names is what fails
+    ("[Bug]: Mistral-7B-Instruct-v0.3-AWQ fails to load on 0.9.2", True),
+    ("[Bug]: RTX 5080 cannot run Qwen3-14B-NVFP4", True),
+    ("[Bug]: Llama-3.1-8B-Instruct-GPTQ-Int4 returns empty text", True),
+    ("[Bug]: vLLM cannot load my finetune saved as bnb-4bit", True),
+    ("[Bug]: FP8 checkpoints crash on an A100", True),
+    # a feature the quantized model only went through
+    ("[Bug]: EAGLE speculative decoding crashes with Qwen3-32B-FP8 on long prompts", False),
+    ("[Performance]: throughput regression since 0.11 with Llama-3.3-70B-Instruct-FP8", False),
+    ("[Bug]: LMCache connector fails with gemma-3-27b-it-AWQ", False),
+    ("[Bug]: tool calls are never parsed for Qwen2.5-72B-Instruct-GPTQ-Int8", False),
+    # the KV cache's data type is the KV cache's topic
+    ("[Bug]: FP8 KV cache gives wrong answers with FlashInfer on H100", False),
+    ("[Bug]: --kv-cache-dtype fp8_e4m3 kv scales are ignored", False),
+])
+def test_a_quantization_format_in_the_title(title: str, want: bool) -> None:
+    assert ("quantization" in labels(title)) is want, labels(title)
+
+
+def test_a_quantized_model_id_in_the_description_is_what_ran() -> None:
+    description = "I serve Qwen2.5-32B-Instruct-AWQ behind nginx and the first request after an hour times out."
+    assert "quantization" not in labels("[Bug]: the first request after an idle hour times out", description)
+    # the reporter's own words about the format, with the served model, still count
+    served = "It only happens with AWQ quantization.\n\n```\nvllm serve Qwen/Qwen2.5-32B-Instruct-AWQ\n```"
+    assert "quantization" in labels("[Bug]: the first request after an idle hour times out", served)
