@@ -31,8 +31,9 @@ FAMILIES = (r"(?<![\w-])(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|i
             r"smol\w*|t5|whisper)(?![a-z])")
 
 # mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "-128E" (experts),
-# and families whose every release is MoE
-MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|\bdeepseek[-_ ]?(v2|v3|r1)|"
+# and families whose every release is MoE (not the dense distills of DeepSeek-R1: "DeepSeek-R1-Distill-Qwen-14B")
+MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|"
+              r"\bdeepseek[-_ ]?(v2|v3|r1(?![-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)))|"
               r"\bllama[-_ ]?4\b|\bmaverick\b|\bqwen\d?(\.\d)?[-_ ]?moe\b|\bqwen\d?(\.\d)?[-_ ]?next\b|\bkimi[-_ ]?k2|"
               r"\bdbrx\b|\bjamba\b|\bgrok[-_ ]?\d|\bminimax[-_ ]?m\d|\bglm[-_ ]?4\.[5-7](?![\d.]*v)\b|"
               r"\bhunyuan[-_ ]?a\d|\bgpt[-_ ]?oss\b|\bolmoe\b|\bphi[-_ ]?3\.5[-_ ]?moe\b")
@@ -74,6 +75,7 @@ QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "l
 
 _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
 _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
+_DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNORECASE | re.ASCII)
 _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
@@ -99,7 +101,8 @@ def named_models(title: str) -> list[str]:
 
 
 def names_moe_model(title: str) -> bool:
-    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title))
+    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title)
+                                                 if not _DENSE_DISTILL.search(n))
 
 
 def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozenset[str] = frozenset()) -> float:

@@ -117,6 +117,9 @@ def test_the_checkpoint_does_not_fit_the_implementation() -> None:
     ("[Bug]: Qwen3-Next fails to start with -pp 2 and MTP", False),
     ("[Bug]: structured output ignores the schema with Qwen3-30B-A3B", False),
     # dense models
+    ("[Bug]: vLLM serve Deepseek-R1-14B tensor parallelism failed", False),
+    ("[Bug]: DeepSeek-R1-Distill-Qwen-32B crashes during start-up", False),
+    ("[Bug]: Deploy DeepSeek R1 671B on two nodes", True),
     ("[Bug]: Qwen3-32B crashes during start-up", False),
     ("[Bug]: Llama-3.1-8B crashes during start-up", False),
 ])
