@@ -11,6 +11,7 @@ Search is two-stage so its cost does not grow with the history:
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -36,6 +37,7 @@ POSTINGS_BUDGET = 1200     # postings read per query in stage 1, whatever the si
 MAX_QUERY_TERMS = 32       # rarest query terms used to find candidates
 RESCORE = 16               # candidates scored exactly in stage 2 (besides the exact-key ones)
 MAX_KEY_CANDIDATES = 16
+STORED_DOCS = 2048         # candidates' documents kept for the next queries (the store hands out the same issues)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class DuplicateIndex:
         self.store: IndexStore = store if store is not None else MemoryIndexStore()
         self.policy = policy
         self._last: tuple[Report, tuple[Finding, ...], IssueDoc] | None = None
+        # id(stored issue) -> (that issue, its document): rebuilt only for an issue object not seen lately
+        self._stored_docs: OrderedDict[int, tuple[StoredIssue, IssueDoc]] = OrderedDict()
 
     def _doc(self, report: Report, findings: tuple[Finding, ...]) -> IssueDoc:
         """build_doc, remembered for the last report: the pipeline searches with a report, then adds it."""
@@ -72,6 +76,18 @@ class DuplicateIndex:
             return last[2]
         doc = build_doc(report, findings)
         self._last = (report, findings, doc)
+        return doc
+
+    def _stored_doc(self, issue: StoredIssue) -> IssueDoc:
+        docs = self._stored_docs
+        hit = docs.get(id(issue))
+        if hit is not None and hit[0] is issue:
+            docs.move_to_end(id(issue))
+            return hit[1]
+        doc = doc_from_meta(issue.vector, issue.meta)
+        docs[id(issue)] = (issue, doc)
+        if len(docs) > STORED_DOCS:
+            docs.popitem(last=False)
         return doc
 
     def close(self) -> None:
@@ -158,13 +174,13 @@ class DuplicateIndex:
         if exclude is not None:
             partial.pop(exclude, None)
             keyed.discard(exclude)
-        best = heapq.nlargest(RESCORE, partial.items(), key=lambda kv: kv[1])
-        numbers = {num for num, _ in best} | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
+        best = heapq.nlargest(RESCORE, partial, key=partial.__getitem__)
+        numbers = set(best) | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
         stored = self.store.get_many(numbers)
 
         out: list[tuple[Match, StoredIssue]] = []
         for issue in stored.values():
-            other = doc_from_meta(issue.vector, issue.meta)
+            other = self._stored_doc(issue)
             text = bm25(doc.vector, issue.vector, idfs) / norm if norm > 0 else 0.0
             out.append((compare(doc, other, min(text, 1.0)), issue))
         return out, idfs

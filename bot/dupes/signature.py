@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bot.dupes.normalise import normalise_message, short_type
 from bot.dupes.text import is_error_text
@@ -80,6 +81,7 @@ class Signature:
         return f"{self.type}: {text}" if self.type else text
 
 
+@lru_cache(maxsize=65536)   # the same signatures are compared with every query they are a candidate for
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
