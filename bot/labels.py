@@ -150,7 +150,8 @@ WORDS: tuple[Word, ...] = (
     Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b"),
     Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
                 r"\bs390x\b"),
-    Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b"),
+    Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b|"
+                      r"\bbattlemage\b|\barc pro\b|\bintel graphics\b|\bgaudi\d?\b|\bhpu\b"),
     Word("structured-output", r"\bstructured[-_ ]outputs?\b|"
                               r"\bguided[-_ ](decoding|generation|json|regex|choice|grammar)\b|"
                               r"\bjson[-_ ]?schema\b|\bxgrammar\b|\boutlines\b|\blm[-_ ]format[-_ ]enforcer\b|"
@@ -244,7 +245,9 @@ WORDS: tuple[Word, ...] = (
                       r"hugging face|transformers)`?(?![\w.-])", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
-                        r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*", 1.0, 0.3),
+                        r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*|"
+                        r"\bperform(s|ed|ing)?( \w+)? (poorly|poor|worse|badly|slow\w*)\b|\boutperform\w*|"
+                        r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b", 1.0, 0.3),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
                           r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|"
                           r"\bsm_?(1[0-2]\d|[3-7]\d)\b|\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|"

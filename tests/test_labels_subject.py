@@ -233,3 +233,13 @@ def test_a_quantized_model_id_in_the_description_is_what_ran() -> None:
     # the reporter's own words about the format, with the served model, still count
     served = "It only happens with AWQ quantization.\n\n```\nvllm serve Qwen/Qwen2.5-32B-Instruct-AWQ\n```"
     assert "quantization" in labels("[Bug]: the first request after an idle hour times out", served)
+
+
+@pytest.mark.parametrize(("title", "topic"), [
+    ("[Misc]: vLLM performs consistently poorly compared to another server", "performance"),
+    ("[Performance]: SGLang is 4x faster than vLLM on long prompts", "performance"),
+    ("[Bug]: server fails to start on a Gaudi2 node", "intel-gpu"),
+    ("[Bug]: TP=2 on two Arc Pro B60 cards hangs", "intel-gpu"),
+])
+def test_comparisons_and_intel_accelerators(title: str, topic: str) -> None:
+    assert topic in labels(title)
