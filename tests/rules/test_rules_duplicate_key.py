@@ -77,3 +77,31 @@ def test_rules_test_fails_a_match_example_whose_key_renders_empty(tmp_path):
     (result,) = run_checks(tmp_path / "rules")
     assert not result.ok
     assert any("duplicate_key renders empty" in p for p in result.problems)
+
+
+def _key(rules, rule_id: str, title: str, body: str) -> str | None:
+    (finding,) = [f for f in rules.evaluate(parse(title, body)) if f.rule == rule_id]
+    return finding.duplicate_key
+
+
+def test_symptom_rules_key_their_root_cause_by_release_or_flag():
+    rules = load_rules()
+    hang = "```\nvllm serve org/model-14b --tensor-parallel-size 2\n```\nIt is stuck after loading the weights.\n"
+    old = _key(rules, "tp-startup-hang-pcie-p2p", "[Bug]: TP=2 hangs", hang + "vllm==0.5.1\n")
+    same = _key(rules, "tp-startup-hang-pcie-p2p", "[Bug]: hangs with tensor parallel", hang + "vllm 0.5.3.post1\n")
+    later = _key(rules, "tp-startup-hang-pcie-p2p", "[Bug]: TP=2 hangs", hang + "vllm==0.8.4\n")
+    assert old == same == "0.5" and later == "0.8"
+    flag = "```\nvllm: error: unrecognized arguments: {}\n```\n"
+    a = _key(rules, "cli-flag-unrecognized", "[Usage]: flag rejected", flag.format("--lora-path /x"))
+    b = _key(rules, "cli-flag-unrecognized", "[Usage]: flag rejected", flag.format("--lora-path=/y"))
+    c = _key(rules, "cli-flag-unrecognized", "[Usage]: flag rejected", flag.format("--api-key k"))
+    assert a == b == "--lora-path" and c == "--api-key"
+
+
+def test_a_wheel_for_another_cuda_is_keyed_by_the_cuda_major_release():
+    rules = load_rules()
+    body = "### How you are installing vllm\n\nIs there a wheel for {} of this release?\n"
+    old = _key(rules, "faq-vllm-for-cuda-version", "[Installation]: vllm for CUDA 11.8", body.format("cu118"))
+    also_old = _key(rules, "faq-vllm-for-cuda-version", "[Installation]: wheel request", body.format("cuda 11.8"))
+    new = _key(rules, "faq-vllm-for-cuda-version", "[Installation]: cu128 wheel", body.format("cu128"))
+    assert old == also_old == "11" and new == "12"
