@@ -4,7 +4,8 @@ Naming a model is not enough: most crash reports name the model they served. Wha
 subject, and so `new-model` (vLLM's label for model support):
 
 * its output is wrong in kind, not in speed: gibberish, garbled or meaningless text, a "correctness" problem,
-  from a model the title names;
+  empty or repeated output, or lower accuracy than (or results different from) its reference implementation, from
+  a model the title names;
 * the title says that model fails to load ("Gemma3 failing to load some weights", "X load error"), not an adapter
   nor a quantized checkpoint, or names its tokenizer ("X fails to start with the mistral tokenizer");
 * the title is nothing but the model's name ("[Bug]: DeepSeek-V3").
@@ -52,6 +53,13 @@ WRONG_OUTPUT = (r"\b(gibberish|garbled|garbage|nonsens\w*|meaningless|messy code
                 r"\brepetitive (output|generation|text|tokens?)|\bonly (generates?|outputs?|returns?|produces?) "
                 r"(the same|exclamation|empty|one|a single)\b")
 
+# answers that differ from the model's reference implementation or score lower than it
+ACCURACY = (r"\b(degraded|lower|low|poor|worse|decreased?|dropp?ed) accuracy\b|\baccuracy (degradation|drop\w*|"
+            r"decrease\w*|loss|regression|gap)\b|\baccuracy (is|was) (low|lower|worse|bad)\b|"
+            r"\binconsistent (outputs?|results?|answers?|generations?)\b|\b(outputs?|results?|answers?) (are |is )?"
+            r"inconsistent\b|\binconsistencies between\b|\b(different|mismatch\w*) (outputs?|results?|logprobs|logits|"
+            r"answers?)\b")
+
 # the title says the model fails to load (its weights, config or tokenizer), not a LoRA adapter
 LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue|crash\w*)\b[^.\n]{0,20}\bload\w*|"
                 r"\bload\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b")
@@ -77,6 +85,7 @@ _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
 _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
 _DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNORECASE | re.ASCII)
 _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
+_ACCURACY = re.compile(ACCURACY, re.IGNORECASE | re.ASCII)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
 _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
@@ -115,6 +124,9 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 0.5 if _WRONG.search(title) else 0.0
     if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & set(SUBJECT_TOPICS):
         return 1.0   # (empty content through a reasoning parser, gibberish under a grammar: that feature's)
+    # (lower accuracy with FP8 or a LoRA is that feature's report)
+    if (_ACCURACY.search(title) or _ACCURACY.search(prose)) and title_topics <= REQUEST_TOPICS:
+        return 1.0
     # (a quantized checkpoint that fails to load is the quantization's report)
     if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \
             or _TOKENIZER.search(title):

@@ -29,6 +29,8 @@ def labels(title: str, description: str = "See the title.") -> set[str]:
     ("[Bug]: GLM-4-32B-0414 output is empty", "The server returns 200 with no text."),
     ("[Bug]: Qwen2-7B-Instruct responses keep repeating the same sentence", "Until max_tokens."),
     ("[Bug]: Llama-3.1-405B-Instruct-FP8 only generates exclamation marks", "!!!!!!!!"),
+    ("[Bug]: gemma3-27b-it shows degraded accuracy in vLLM v0.11.0", "lm_eval hellaswag drops by 3 points."),
+    ("[Bug]: Llama-3.2-3B", "The outputs are inconsistent with Hugging Face transformers."),
     # the model's checkpoint does not load
     ("[Bug]: Baichuan2-13B-Chat fails to load", "It stops while reading the checkpoint."),
     ("[Bug]: error when loading InternLM2-20B", "Loading stops."),
@@ -65,6 +67,9 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     ("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower", "After upgrading transformers."),
     # more than the model's name, in another script
     ("[Bug]: vllm 0.6.4 部署 Qwen2-7B 报错", "启动失败"),
+    # lower accuracy through a quantization is about the quantization
+    ("[Bug]: accuracy drop of Llama-3.1-8B with FP8", "GSM8K drops by 5 points."),
+    ("[Bug]: vLLM inconsistently crashes on startup with Qwen2-7B", "Sometimes it works."),
     # wrong output through a feature the model went through is about that feature
     ("[Bug]: Qwen3-32B content is empty with the reasoning parser", "Everything ends up in reasoning_content."),
     ("[Bug]: gibberish from Llama-3.1-8B with guided_json", "The JSON is broken."),
