@@ -24,6 +24,9 @@ import re
 
 from bot.report.entities import model_family, title_models
 
+MAX_TITLE = 400        # GitHub caps titles at 256 characters; a longer one is not a title
+MAX_PROSE = 20_000     # the reporter's own words that are searched for wrong output
+
 # families named without a size or a digit ("bloom's output", "Starcoder is slow", "Mistral Small fails to load")
 FAMILIES = (r"(?<![\w-])(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|"
             r"minimax|baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
@@ -103,13 +106,14 @@ _FILLER = frozenset({"bug", "issue", "model", "models", "error", "errors", "prob
 
 def named_models(title: str) -> list[str]:
     """The models a title names: Hub ids, words with a size, words of a known family."""
-    title = _CLASS_NAME.sub(" ", title)
+    title = _CLASS_NAME.sub(" ", title[:MAX_TITLE])
     names = title_models(title)
     names += [m.group(0) for m in _FAMILY.finditer(title)]
     return names
 
 
 def names_moe_model(title: str) -> bool:
+    title = title[:MAX_TITLE]
     return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title)
                                                  if not _DENSE_DISTILL.search(n))
 
@@ -117,6 +121,7 @@ def names_moe_model(title: str) -> bool:
 def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozenset[str] = frozenset()) -> float:
     """How strongly the report is about the model the title names failing itself, or asks for it (0, 0.5 or 1).
     `title_topics`: what else the title is about (a request for LoRA or FP8 on a model is about that feature)."""
+    title, prose = title[:MAX_TITLE], prose[:MAX_PROSE]
     names = named_models(title)
     if names and _asks_for_model(title, names) and title_topics <= REQUEST_TOPICS and not _NOT_MODEL.search(title):
         return 1.0

@@ -248,3 +248,10 @@ def test_a_quantized_model_id_in_the_description_is_what_ran() -> None:
 ])
 def test_comparisons_and_intel_accelerators(title: str, topic: str) -> None:
     assert topic in labels(title)
+
+
+@pytest.mark.timeout(30)
+def test_subject_patterns_stay_linear_on_hostile_text() -> None:
+    hostile = "a" * 100_000 + "Tokenizer " + "Qwen3-" * 5000 + " load " * 5000
+    assert model_is_the_subject(hostile, hostile, set()) in (0.0, 0.5, 1.0)
+    moe_is_the_subject(hostile, set())
