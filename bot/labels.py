@@ -605,9 +605,11 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         if corroborated and sig.flag in report.flags and sig.test(report.flags[sig.flag]):
             s.add(sig.topic, "flag", sig.weight)
 
+    # the served model, too, says what ran: it adds to evidence about what failed or what the title says, not to the
+    # description alone (which mostly restates the model: "I serve Qwen3-235B FP8")
     models = [m for m in (report.model, *report.architectures) if m]
     for pat, rx in _MODEL:
-        if any(rx.search(m) for m in models):
+        if set(s.by_topic.get(pat.topic, {})) & _CORROBORATED and any(rx.search(m) for m in models):
             s.add(pat.topic, "model", pat.weight)
 
     # "no kernel image" / "compute capability" on an AMD, Intel, TPU or CPU machine is not an NVIDIA question
@@ -616,6 +618,8 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         del s.by_topic["nvidia-compat"]
     return s.by_topic
 
+
+_CORROBORATED = frozenset({"finding", "kind", "title", "failure", "frame", "flag", "subject"})
 
 # the uvicorn access log: the server answered a request with a client error (not the docs' or a browser's asset)
 _ACCESS_4XX = re.compile(r'"(?:POST|GET|PUT|DELETE|PATCH) /(?!favicon|robots|docs)[^\s"]{0,200} '

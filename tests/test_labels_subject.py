@@ -235,9 +235,11 @@ def test_a_quantization_format_in_the_title(title: str, want: bool) -> None:
 def test_a_quantized_model_id_in_the_description_is_what_ran() -> None:
     description = "I serve Qwen2.5-32B-Instruct-AWQ behind nginx and the first request after an hour times out."
     assert "quantization" not in labels("[Bug]: the first request after an idle hour times out", description)
-    # the reporter's own words about the format, with the served model, still count
-    served = "It only happens with AWQ quantization.\n\n```\nvllm serve Qwen/Qwen2.5-32B-Instruct-AWQ\n```"
-    assert "quantization" in labels("[Bug]: the first request after an idle hour times out", served)
+    # the served model restates what ran: with the description alone it is not enough, with a failure it adds up
+    served = "I use AWQ quantization.\n\n```\nvllm serve Qwen/Qwen2.5-32B-Instruct-AWQ\n```"
+    assert "quantization" not in labels("[Bug]: the first request after an idle hour times out", served)
+    failure = served + "\n```\nRuntimeError: AWQ kernel failed: invalid configuration argument\n```"
+    assert "quantization" in labels("[Bug]: the first request after an idle hour times out", failure)
 
 
 @pytest.mark.parametrize(("title", "topic"), [
