@@ -105,3 +105,12 @@ def test_a_wheel_for_another_cuda_is_keyed_by_the_cuda_major_release():
     also_old = _key(rules, "faq-vllm-for-cuda-version", "[Installation]: wheel request", body.format("cuda 11.8"))
     new = _key(rules, "faq-vllm-for-cuda-version", "[Installation]: cu128 wheel", body.format("cu128"))
     assert old == also_old == "11" and new == "12"
+
+
+def test_no_platform_found_is_keyed_by_the_platform_the_reporter_targets():
+    rules = load_rules()
+    error = "```\nRuntimeError: Failed to infer device type\n```\n"
+    tpu = _key(rules, "failed-to-infer-device-type", "[Bug]: vLLM on TPU fails at start-up", error)
+    cpu = _key(rules, "failed-to-infer-device-type", "[Usage]: does the pip package run on a CPU?", error)
+    gpu = _key(rules, "failed-to-infer-device-type", "[Bug]: the server does not start in docker", error)
+    assert (tpu, cpu, gpu) == ("tpu", "cpu", "cuda")
