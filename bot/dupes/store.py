@@ -132,6 +132,8 @@ class MemoryIndexStore:
         self._keys: list[array] = []
         # the issues get_many decoded last: candidates repeat from query to query (a popular failure's reports)
         self._decoded: OrderedDict[int, StoredIssue] = OrderedDict()
+        # the latest (created_at, number) ever put: a `before` after it filters nothing (a replay from scratch)
+        self._newest: tuple[str, int] | None = None
 
     def _term_id(self, term: str) -> int:
         tid = self._term_ids.get(term)
@@ -152,6 +154,8 @@ class MemoryIndexStore:
     def put(self, issue: StoredIssue) -> None:
         number = issue.number
         self._decoded.pop(number, None)
+        if self._newest is None or (issue.created_at, number) > self._newest:
+            self._newest = (issue.created_at, number)
         if number in self._issues:
             self._unindex(number)
         tids = array("I", [self._term_id(t) for t in issue.vector])
@@ -234,7 +238,12 @@ class MemoryIndexStore:
     def _earlier(self, number: int, before: tuple[str, int]) -> bool:
         return (self._issues[number][3], number) < before
 
+    def _filter(self, before: Before) -> Before:
+        """`before`, or None when every issue held was created before it."""
+        return None if before is None or self._newest is None or self._newest < before else before
+
     def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
+        before = self._filter(before)
         for t in terms:
             plist = self._live(t)
             if plist is None:
@@ -246,6 +255,7 @@ class MemoryIndexStore:
     def accumulate(self, weights: dict[str, float], before: Before = None) -> dict[int, float]:
         """Σ weight(term) · w(term, issue) per issue over the terms' postings, in the order `postings` yields
         them (the same sums, without a tuple per posting)."""
+        before = self._filter(before)
         acc: dict[int, float] = {}
         get = acc.get
         for t, q in weights.items():
@@ -260,6 +270,7 @@ class MemoryIndexStore:
 
     def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
                        before: Before = None) -> dict[str, list[int]]:
+        before = self._filter(before)
         out = {}
         for k in keys:
             kid = self._key_ids.get(k)

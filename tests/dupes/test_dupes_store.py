@@ -79,7 +79,8 @@ def test_decoded_issues_kept_for_the_next_query_never_go_stale(monkeypatch):
     assert store.get_many([2, 3]) == {2: stored(2, *OOM), 3: stored(3, *TOOLS)}
 
 
-@pytest.mark.parametrize("before", [None, ("2025-03-05", 4)])
+# after every issue (a replay from scratch: nothing to filter), at the newest issue itself, in the middle
+@pytest.mark.parametrize("before", [None, ("2025-03-05", 4), ("2025-03-09", 8), ("2025-03-09", 9), ("2099-01-01", 1)])
 def test_memory_and_sqlite_reads_agree(tmp_path, before):
     mem, sql = MemoryIndexStore(), SqliteIndexStore(tmp_path / "s.db")
     issues = [stored(n, *(OOM if n % 2 else TOOLS), rules=("cuda-oom-during-cudagraph-capture",) if n % 3 else ())
