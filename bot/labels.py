@@ -40,10 +40,12 @@ from bot.report.prose import prose_lines
 from bot.subject import (
     MOE_MODELS,
     model_is_the_subject,
+    model_kind_is_the_subject,
     moe_is_the_subject,
     quantized_model_is_the_subject,
     without_kv_cache_type,
     without_model_id_formats,
+    without_model_kind,
 )
 from bot.wording import Wording
 
@@ -541,26 +543,30 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         title = prose.split("\n", 1)[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
     title, prose = _WORDING.correct(title), _WORDING.correct(prose)
     title_low, prose_low = title.lower(), prose.lower()
-    # a quantization format in a model's id or the KV cache's type says what ran, not what the report is about
+    # what only says which model ran (a quantization format in its id, "a VLM") or the KV cache's type is not what
+    # the report is about: the title counts it when the model is the subject, the prose not at all
     kv_title = without_kv_cache_type(title)
-    quant_title = without_model_id_formats(kv_title)
+    plain = {"quantization": without_model_id_formats(kv_title), "multi-modality": without_model_kind(title)}
     quant_prose = without_model_id_formats(without_kv_cache_type(prose))
-    quant_model_in_title = False
+    model_only: set[str] = set()
     for (word, rx), need in zip(_WORDS, _WORD_NEEDLES, strict=True):
-        t, p = (quant_title, quant_prose) if word.topic == "quantization" else (title, prose)
+        t = plain.get(word.topic, title)
+        p = quant_prose if word.topic == "quantization" else prose
         if t and _may_match(title_low, need) and rx.search(t):
             s.add(word.topic, "title", word.title)
-        elif word.topic == "quantization" and title and _may_match(title_low, need) and rx.search(kv_title):
-            quant_model_in_title = True
+        elif word.topic in plain and title and _may_match(title_low, need) and rx.search(kv_title):
+            model_only.add(word.topic)
         if p and _may_match(prose_low, need) and rx.search(p):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
-    if quant_model_in_title:
-        title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
-        if quantized_model_is_the_subject(title, title_topics):
-            s.add("quantization", "title", THRESHOLD)
+    title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+    for topic in model_only - title_topics:
+        subject = (quantized_model_is_the_subject(title, title_topics) if topic == "quantization"
+                   else model_kind_is_the_subject(title_topics))
+        if subject:
+            s.add(topic, "title", THRESHOLD)
         else:
-            s.add("quantization", "model", 0.5)
+            s.add(topic, "model", 0.5)
 
     for text in _failure_texts(report):
         low = text.lower()

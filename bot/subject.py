@@ -81,6 +81,8 @@ SUBJECT_TOPICS = ("tool-calling", "frontend", "structured-output", "speculative-
 QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?)"
 KV_CACHE_TYPE = r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b"
 MODEL_ID_FORMAT = r"(?<=[a-z0-9.][-_])" + QUANT_FORMAT + r"(?![a-z0-9])"
+# a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
+MODEL_KIND = r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b"
 # what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter)
 QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora"})
 
@@ -95,6 +97,7 @@ _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
 _REQUEST = re.compile(REQUEST, re.IGNORECASE | re.ASCII)
 _KV_CACHE_TYPE = re.compile(KV_CACHE_TYPE, re.IGNORECASE | re.ASCII)
 _MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
+_MODEL_KIND = re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -171,3 +174,14 @@ def quantized_model_is_the_subject(title: str, title_topics: set[str]) -> bool:
     """The title names a quantized checkpoint ("Qwen3-30B-A3B-NVFP4 fails to start") and is not about a feature the
     model only went through ("speculative decoding crash with X-FP8", "throughput regression with X-FP8")."""
     return not title_topics & QUANT_FEATURE_TOPICS
+
+
+def without_model_kind(text: str) -> str:
+    """`text` with the words that name a kind of model ("VLM", "vision models") blanked out."""
+    return _MODEL_KIND.sub(" ", text)
+
+
+def model_kind_is_the_subject(title_topics: set[str]) -> bool:
+    """A kind of model the title names ("VLM streaming drops the usage") is about that model unless the title is
+    about a feature the model only went through."""
+    return not title_topics & set(SUBJECT_TOPICS)

@@ -257,3 +257,15 @@ def test_subject_patterns_stay_linear_on_hostile_text() -> None:
     hostile = "a" * 100_000 + "Tokenizer " + "Qwen3-" * 5000 + " load " * 5000
     assert model_is_the_subject(hostile, hostile, set()) in (0.0, 0.5, 1.0)
     moe_is_the_subject(hostile, set())
+
+
+@pytest.mark.parametrize(("title", "want"), [
+    ("[Bug]: VLM crashes when the image is larger than 4K", True),
+    ("[Feature]: support more vision language models on TPU", True),
+    ("[Bug]: Qwen2.5-VL streaming stops after the first image", True),
+    # a kind of model that only went through a feature of the server
+    ("[Bug]: VLM streaming does not return the usage", False),
+    ("[Bug]: tool calls are not parsed for vision models", False),
+])
+def test_a_kind_of_model_in_the_title(title: str, want: bool) -> None:
+    assert ("multi-modality" in labels(title)) is want, labels(title)
