@@ -17,8 +17,10 @@ words in the description, never add up to a label on their own. The sources:
 |             | root cause's raise site from the source index: its file and function, read as the       |
 |             | innermost vLLM frame (not a wrapper's or a log call's; of tied sites, what they share)  |
 | `flag`      | the reporter's own flags (command line, `non-default args`)                             |
-| `model`     | the served model name and resolved architectures; a quantization format written into a   |
-|             | model id in the title or prose counts here too, unless the title is about that checkpoint |
+| `model`     | the served model name and resolved architectures, only next to evidence from a finding, |
+|             | the kind, the title, the failure, a frame or a flag (it says what ran); a quantization   |
+|             | format in a model id or a kind of model ("VLM") in the title counts here, not as title,  |
+|             | when the title is about a feature that model only went through                          |
 | `subject`   | the model the title names failing itself (bot/subject.py: wrong output, it fails to     |
 |             | load, only this model, a title that is the model's name)                                 |
 
