@@ -47,8 +47,10 @@ _ERROR_LINE = re.compile(
     # argparse: `vllm serve: error: unrecognized arguments: --foo`, `api_server.py: error: argument --port: …`
     r"(?:^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: |"
     # `ERROR: …`, `error: …`, rustc's `error[E0425]: …`; a bare "error output" or "ERROR LOG" is a heading
-    r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED |CMake Error|ninja: build stopped|Fatal Python error|"
+    r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED:? |CMake Error|ninja: build stopped|Fatal Python error|"
     r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
+    # a compiler's diagnostic on a source line: `attention.cu(42): error: …`, `ops.cpp:12:5: error: …`
+    r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp)(?:\(\d{1,6}\)|:\d{1,6}(?::\d{1,4})?): (?:fatal )?error: |"
     r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
 )
 

@@ -119,6 +119,24 @@ def test_build_failure_keeps_compiler_and_pip_errors_as_error_lines():
     assert "ninja: build stopped: subcommand failed." in joined
 
 
+def test_nvcc_gcc_and_ninja_diagnostics_are_error_lines():
+    log = """      [12/310] Building CUDA object CMakeFiles/_C.dir/csrc/attention/attention_kernels.cu.o
+      FAILED: CMakeFiles/_C.dir/csrc/attention/attention_kernels.cu.o
+      /usr/local/cuda/bin/nvcc -O2 -std=c++17 -c /src/vllm/csrc/attention/attention_kernels.cu
+      /src/vllm/csrc/attention/attention_kernels.cu(42): error: identifier "__hmax" is undefined
+      /src/vllm/csrc/cpu/utils.cpp:12:5: error: 'omp_get_max_threads' was not declared in this scope
+      1 error detected in the compilation of "/src/vllm/csrc/attention/attention_kernels.cu".
+      -- Detecting CUDA compile features - done
+"""
+    _, exceptions, error_lines = errors(log)
+    assert exceptions == ()
+    assert error_lines == (
+        "FAILED: CMakeFiles/_C.dir/csrc/attention/attention_kernels.cu.o",
+        '/src/vllm/csrc/attention/attention_kernels.cu(42): error: identifier "__hmax" is undefined',
+        "/src/vllm/csrc/cpu/utils.cpp:12:5: error: 'omp_get_max_threads' was not declared in this scope",
+    )
+
+
 def test_ansi_coloured_engine_core_failure():
     _, exceptions, _ = fixture("ansi.log")
     assert exceptions[-1].type == "ValueError"
