@@ -35,6 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import re2
+
 from bot.decision import Finding
 from bot.literals import needles
 from bot.report.model import Frame, Report
@@ -475,10 +477,42 @@ def _may_match(low: str, strings: tuple[str, ...] | None) -> bool:
     return strings is None or any(s in low for s in strings)
 
 
+class _Needles:
+    """Which patterns' needles (bot.literals.needles) a lower-cased text holds, from one pass of an RE2 Set of
+    every needle instead of a substring scan per needle and pattern."""
+
+    def __init__(self, lists: list[tuple[str, ...] | None]) -> None:
+        strings = sorted({s for n in lists if n for s in n})
+        index = {s: i for i, s in enumerate(strings)}
+        self.lists = lists
+        self.ids = [None if n is None else frozenset(index[s] for s in n) for n in lists]
+        options = re2.Options()
+        options.log_errors = False
+        self.set = re2.Set.SearchSet(options)
+        for s in strings:
+            self.set.Add(re2.escape(s.encode("utf-8")))
+        self.sentinel = self.set.Add(rb"\A")   # always matches: a result without it means the Set gave up
+        self.set.Compile()
+
+    def test(self, low: str) -> Callable[[int], bool]:
+        """k -> whether the needles of pattern k leave a match in `low` possible (as `_may_match`)."""
+        try:
+            found = self.set.Match(low.encode("utf-8"))
+        except UnicodeEncodeError:   # a lone surrogate: scan as before
+            found = None
+        if not found or self.sentinel not in found:
+            return lambda k: _may_match(low, self.lists[k])
+        present = set(found)
+        ids = self.ids
+        return lambda k: ids[k] is None or not ids[k].isdisjoint(present)
+
+
 _WORDS = [(w, _compile(w.pattern)) for w in WORDS]
 _FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
 _WORD_NEEDLES = [needles(w.pattern) for w in WORDS]
 _FAILURE_NEEDLES = [needles(p.pattern) for p in FAILURE]
+_WORD_SET = _Needles(_WORD_NEEDLES)
+_FAILURE_SET = _Needles(_FAILURE_NEEDLES)
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern), re.compile(f.function) if f.function else None) for f in FRAMES]
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
@@ -551,14 +585,15 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     plain = {"quantization": without_model_id_formats(kv_title), "multi-modality": without_model_kind(title)}
     quant_prose = without_model_id_formats(without_kv_cache_type(prose))
     model_only: set[str] = set()
-    for (word, rx), need in zip(_WORDS, _WORD_NEEDLES, strict=True):
+    in_title, in_prose = _WORD_SET.test(title_low), _WORD_SET.test(prose_low)
+    for k, (word, rx) in enumerate(_WORDS):
         t = plain.get(word.topic, title)
         p = quant_prose if word.topic == "quantization" else prose
-        if t and _may_match(title_low, need) and rx.search(t):
+        if t and in_title(k) and rx.search(t):
             s.add(word.topic, "title", word.title)
-        elif word.topic in plain and title and _may_match(title_low, need) and rx.search(kv_title):
+        elif word.topic in plain and title and in_title(k) and rx.search(kv_title):
             model_only.add(word.topic)
-        if p and _may_match(prose_low, need) and rx.search(p):
+        if p and in_prose(k) and rx.search(p):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
     title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
@@ -571,13 +606,14 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             s.add(topic, "model", 0.5)
 
     for text in _failure_texts(report):
-        low = text.lower()
-        for (pat, rx), need in zip(_FAILURE, _FAILURE_NEEDLES, strict=True):
-            if _may_match(low, need) and rx.search(text):
+        in_text = _FAILURE_SET.test(text.lower())
+        for k, (pat, rx) in enumerate(_FAILURE):
+            if in_text(k) and rx.search(text):
                 s.add(pat.topic, "failure", pat.weight)
     if title:  # titles often quote the error; only the unambiguous failure patterns count there
-        for (pat, rx), need in zip(_FAILURE, _FAILURE_NEEDLES, strict=True):
-            if pat.weight >= THRESHOLD and _may_match(title_low, need) and rx.search(title):
+        in_title = _FAILURE_SET.test(title_low)
+        for k, (pat, rx) in enumerate(_FAILURE):
+            if pat.weight >= THRESHOLD and in_title(k) and rx.search(title):
                 s.add(pat.topic, "title", pat.weight)
     root = report.root_cause
     if root is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.labels import FAILURE, WORDS, _may_match
+from bot.labels import _FAILURE_NEEDLES, _FAILURE_SET, _WORD_NEEDLES, _WORD_SET, FAILURE, WORDS, _may_match
 from bot.literals import needles
 
 PATTERNS = [w.pattern for w in WORDS] + [p.pattern for p in FAILURE]
@@ -49,3 +49,12 @@ def test_needles_of_some_patterns():
     assert needles(r".{0,3}\d+") is None                     # nothing literal is required
     assert needles(r"cuda|\d+") is None                      # one branch requires nothing
     assert not _may_match("a cpu", ("gpu", "tpu")) and _may_match("a TPU".lower(), ("tpu",))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*PIECES, "多模态", "流式", "\ud800"]), max_size=12).map(" ".join))
+def test_the_needle_set_answers_as_the_substring_scan(text):
+    low = text.lower()
+    for needle_set, lists in ((_WORD_SET, _WORD_NEEDLES), (_FAILURE_SET, _FAILURE_NEEDLES)):
+        test = needle_set.test(low)
+        assert [test(k) for k in range(len(lists))] == [_may_match(low, n) for n in lists]
