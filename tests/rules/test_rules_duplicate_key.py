@@ -114,3 +114,12 @@ def test_no_platform_found_is_keyed_by_the_platform_the_reporter_targets():
     cpu = _key(rules, "failed-to-infer-device-type", "[Usage]: does the pip package run on a CPU?", error)
     gpu = _key(rules, "failed-to-infer-device-type", "[Bug]: the server does not start in docker", error)
     assert (tpu, cpu, gpu) == ("tpu", "cpu", "cuda")
+
+
+def test_an_unexplained_400_without_a_model_does_not_agree_with_one_for_a_named_model():
+    rules = load_rules()
+    log = '```\nINFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n```\n'
+    named = _key(rules, "faq-bad-request-reason-in-response", "[Bug]: 400 Bad Request",
+                 log + "```\nvllm serve Qwen/Qwen2.5-7B-Instruct\n```\n")
+    unnamed = _key(rules, "faq-bad-request-reason-in-response", "[Bug]: 400 Bad Request", log)
+    assert named == "qwen/qwen2.5-7b-instruct" and unnamed == "unnamed model"
