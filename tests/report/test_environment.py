@@ -416,7 +416,7 @@ def test_measurements_next_to_vllm_are_not_versions(body):
 
 
 def test_another_packages_zero_zero_release_is_not_a_vllm_version():
-    body = ("The Python side still pins [`tinyparse`](https://packages.example.invalid/project/tinyparse/), which is stuck at "
+    body = ("The Python side still pins [`tinyparse`](https://pkgs.example.invalid/tinyparse/), which is stuck at "
             "**0.0.9**; please move to the maintained fork.")
     assert parse("[Feature]: switch the tokenizer dependency", body).environment.vllm_version is None
     assert parse("[Bug]: crash on v0.9.2", "Started failing on v0.9.2.").environment.vllm_version == "0.9.2"
