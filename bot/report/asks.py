@@ -108,8 +108,20 @@ def _compile(groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str
     return tuple((name, (re.compile(_alternation(phrases)),)) for name, phrases in groups)
 
 
+# "offline inference", "offline batch", "offline LLM" name vLLM's offline API (the `LLM` class), not running without
+# internet access; "offline mode" (HF_HUB_OFFLINE) and "run offline" still do
+OFFLINE_API = ("inference", "infer", "batch~", "generat~", "llm", "engine", "api", "serving", "server", "usage",
+               "example", "script", "scoring", "embedding~", "rollout~", "evaluation", "eval", "decoding", "chat")
+
+
+def _offline_thing(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    api = _alternation(OFFLINE_API)
+    return re.compile(_alternation(phrases).replace(r"(?:offline|", r"(?:offline(?! " + api + r")|", 1))
+
+
 _ACTIONS = _compile(ACTIONS)
-_THINGS = _compile(THINGS)
+_THINGS = tuple((name, (_offline_thing(phrases) if name == "offline" else re.compile(_alternation(phrases)),))
+                for name, phrases in THINGS)
 _INSTANCE = (re.compile(_alternation(INSTANCE)),)
 _SELECTING = (re.compile(_alternation(SELECTING)),)
 

@@ -63,6 +63,23 @@ def test_running_offline_and_token_usage(title, key):
     assert ask_keys(title, USAGE.format("Thanks."))[0][0] == key
 
 
+@pytest.mark.parametrize("title", [
+    "[Usage]: offline batch inference over a jsonl file of chat requests",
+    "How to do offline inference on two nodes?",
+    "[Usage]: OpenAI-format (offline) batch generation with the LLM class",
+])
+def test_offline_inference_is_the_llm_class_not_running_without_internet(title):
+    assert ("ask:run=offline", "question") not in ask_keys(title, USAGE.format("Thanks."))
+
+
+@pytest.mark.parametrize("title", [
+    "[Usage]: run vllm offline, the machine has no internet",
+    "How to use vllm in offline mode?",
+])
+def test_running_offline_is_still_asked_in_its_other_wordings(title):
+    assert ask_keys(title, USAGE.format("Thanks."))[0][0] == "ask:run=offline"
+
+
 def test_a_model_release_is_not_freeing_memory():
     assert frame(token_text("Support for the new model release from last week")) is None
 
