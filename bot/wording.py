@@ -32,6 +32,7 @@ MIN_STEM = 5          # a stem this long is also looked for with common endings
 MIN_HEAD = 3          # a keyword written as two words is looked for when its first part is this long
 MAX_TOKEN = 40
 MAX_CACHE = 50_000
+RECENT = 8            # texts whose correction is kept: a report's title and prose are corrected more than once
 # phrases holding one of these are sentences, not terms: no joined or split form is looked for
 FUNCTION_WORDS = frozenset({"a", "an", "the", "is", "are", "was", "of", "for", "to", "on", "in", "at", "by", "with",
                             "and", "or", "not", "no", "new", "add", "please", "use", "using", "does", "do", "from",
@@ -45,6 +46,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 _SEP = re.compile(r"[- \t]{1,3}")
 
 
+_MISS = object()
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 _DOUBLED = re.compile(r"([a-z0-9])\1+")
 
@@ -93,6 +95,7 @@ class Wording:
         self.stem_phrases: set[str] = set()        # the same for phrases (`tool call` of `tool[-_ ]?call\w*`)
         self._cache: dict[str, tuple[str | None, str, bool]] = {}
         self._plain: set[str] = set()              # tokens seen that need nothing: neither fixed nor a first part
+        self._recent: dict[str, str | None] = {}   # text -> its correction, None when it needs none
         for pattern in patterns:
             for phrase in phrases(pattern):
                 self._add(phrase.text, phrase.stem)
@@ -185,6 +188,16 @@ class Wording:
         """`text` with words near a keyword written as the keyword (the same object when nothing changed)."""
         if not text or not self.words:
             return text
+        recent = self._recent.get(text, _MISS)
+        if recent is not _MISS:
+            return text if recent is None else recent
+        fixed = self._correct(text)
+        if len(self._recent) >= RECENT:
+            self._recent.clear()
+        self._recent[text] = None if fixed is text else fixed
+        return fixed
+
+    def _correct(self, text: str) -> str:
         lookup = self._lookup
         tokens = set(_TOKEN.findall(text))
         fixes = False

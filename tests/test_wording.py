@@ -73,3 +73,17 @@ def test_correction_is_linear_on_hostile_text() -> None:
     text = ("paralel " * 20_000) + ("x" * 100_000) + ("-a" * 50_000)
     out = W.correct(text)
     assert out.count("parallel") == 20_000
+
+
+def test_a_text_corrected_again_gives_the_same_answer_and_an_unchanged_text_is_itself() -> None:
+    w = Wording(PATTERNS)
+    fixed = "[Bug]: pipeline parallelism hangs"
+    misspelt = "".join(["[Bug]: pipline ", "paralelism hangs"])
+    assert w.correct(misspelt) == w.correct("".join(["[Bug]: pipline ", "paralelism hangs"])) == fixed
+    plain = "".join(["the server ", "starts"])
+    again = "".join(["the server ", "starts"])
+    assert w.correct(plain) is plain
+    assert w.correct(again) is again    # equal to a text seen before, but the caller's own object
+    for k in range(50):                 # more texts than are kept: the answers stay the same
+        assert w.correct(f"qunatization {k}") == f"quantization {k}"
+    assert w.correct(misspelt) == fixed
