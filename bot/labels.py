@@ -493,18 +493,29 @@ class _Needles:
             self.set.Add(re2.escape(s.encode("utf-8")))
         self.sentinel = self.set.Add(rb"\A")   # always matches: a result without it means the Set gave up
         self.set.Compile()
+        self.always = frozenset(k for k, n in enumerate(lists) if n is None)
+        self.by_id: dict[int, list[int]] = {}    # needle id -> the patterns holding it
+        for k, ids in enumerate(self.ids):
+            for i in ids or ():
+                self.by_id.setdefault(i, []).append(k)
 
-    def test(self, low: str) -> Callable[[int], bool]:
-        """k -> whether the needles of pattern k leave a match in `low` possible (as `_may_match`)."""
+    def possible(self, low: str) -> set[int]:
+        """The patterns k whose needles leave a match in `low` possible (as `_may_match`)."""
         try:
             found = self.set.Match(low.encode("utf-8"))
         except UnicodeEncodeError:   # a lone surrogate: scan as before
             found = None
         if not found or self.sentinel not in found:
-            return lambda k: _may_match(low, self.lists[k])
-        present = set(found)
-        ids = self.ids
-        return lambda k: ids[k] is None or not ids[k].isdisjoint(present)
+            return {k for k, n in enumerate(self.lists) if _may_match(low, n)}
+        out = set(self.always)
+        by_id = self.by_id
+        for i in found:
+            out.update(by_id.get(i, ()))
+        return out
+
+    def test(self, low: str) -> Callable[[int], bool]:
+        """k -> whether the needles of pattern k leave a match in `low` possible."""
+        return self.possible(low).__contains__
 
 
 _WORDS = [(w, _compile(w.pattern)) for w in WORDS]
@@ -585,15 +596,16 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     plain = {"quantization": without_model_id_formats(kv_title), "multi-modality": without_model_kind(title)}
     quant_prose = without_model_id_formats(without_kv_cache_type(prose))
     model_only: set[str] = set()
-    in_title, in_prose = _WORD_SET.test(title_low), _WORD_SET.test(prose_low)
-    for k, (word, rx) in enumerate(_WORDS):
+    in_title, in_prose = _WORD_SET.possible(title_low), _WORD_SET.possible(prose_low)
+    for k in sorted(in_title | in_prose):
+        word, rx = _WORDS[k]
         t = plain.get(word.topic, title)
         p = quant_prose if word.topic == "quantization" else prose
-        if t and in_title(k) and rx.search(t):
+        if t and k in in_title and rx.search(t):
             s.add(word.topic, "title", word.title)
-        elif word.topic in plain and title and in_title(k) and rx.search(kv_title):
+        elif word.topic in plain and title and k in in_title and rx.search(kv_title):
             model_only.add(word.topic)
-        if p and in_prose(k) and rx.search(p):
+        if p and k in in_prose and rx.search(p):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
     title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
@@ -606,14 +618,14 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             s.add(topic, "model", 0.5)
 
     for text in _failure_texts(report):
-        in_text = _FAILURE_SET.test(text.lower())
-        for k, (pat, rx) in enumerate(_FAILURE):
-            if in_text(k) and rx.search(text):
+        for k in sorted(_FAILURE_SET.possible(text.lower())):
+            pat, rx = _FAILURE[k]
+            if rx.search(text):
                 s.add(pat.topic, "failure", pat.weight)
     if title:  # titles often quote the error; only the unambiguous failure patterns count there
-        in_title = _FAILURE_SET.test(title_low)
-        for k, (pat, rx) in enumerate(_FAILURE):
-            if pat.weight >= THRESHOLD and in_title(k) and rx.search(title):
+        for k in sorted(_FAILURE_SET.possible(title_low)):
+            pat, rx = _FAILURE[k]
+            if pat.weight >= THRESHOLD and rx.search(title):
                 s.add(pat.topic, "title", pat.weight)
     root = report.root_cause
     if root is not None:
