@@ -323,6 +323,21 @@ def _alternatives(phrases: tuple[str, ...]) -> _Phrases:
     return _Phrases(phrases)
 
 
+class _FirstWords:
+    """Whether a token text (token_text: words joined by single spaces, a space first) holds one of many phrases:
+    only the phrases whose first word is in the text are tried, one pattern per first word (one pattern of
+    hundreds of alternatives is tried at every position of the text)."""
+
+    def __init__(self, phrases: tuple[str, ...]) -> None:
+        by_first: dict[str, list[str]] = {}
+        for phrase in phrases:
+            by_first.setdefault(_Phrases((phrase,)).needles[0], []).append(phrase)
+        self.groups = tuple((first, _Phrases(tuple(group)).pattern) for first, group in sorted(by_first.items()))
+
+    def search(self, tokens: str) -> bool:
+        return any(first in tokens and pattern.search(tokens) is not None for first, pattern in self.groups)
+
+
 _TOPIC_PATTERNS = tuple((t, tuple(_alternatives(group) for group in t.all),
                          _alternatives(t.unless) if t.unless else None) for t in TOPICS)
 _CAP_PATTERNS = tuple((cid, label, _alternatives(words)) for cid, label, words in CAPABILITIES)
@@ -331,8 +346,8 @@ _REQUEST_PATTERN = _alternatives(_REQUEST)
 _FAMILY_RE = re.compile(r"(?<![a-z0-9.])(?:" + "|".join(f"(?P<f{i}>{f})" for i, (f, _, _) in enumerate(_FAMILIES))
                         + r")(?![a-z0-9])")
 _PLATFORM_PATTERNS = tuple((p, _alternatives(words)) for p, words in _PLATFORMS)
-_ANY_PLATFORM = _alternatives(tuple(w for _, words in _PLATFORMS for w in words))
-_ANY_TOPIC = _alternatives(tuple(p for t in TOPICS for p in t.all[0]))   # a title that names no topic skips them
+_ANY_PLATFORM = _FirstWords(tuple(w for _, words in _PLATFORMS for w in words))
+_ANY_TOPIC = _FirstWords(tuple(p for t in TOPICS for p in t.all[0]))   # a title that names no topic skips them
 _STEP_PATTERNS = tuple((s, _alternatives(words)) for s, words in _STEPS)
 _GFX_PRODUCT_PATTERN = tuple((_alternatives((name,)), gfx) for name, gfx in _GFX_PRODUCTS)
 

@@ -169,3 +169,16 @@ def test_long_hostile_input_is_bounded():
     title = "[Feature]: " + "support " * 5000
     body = ("stream " * 200_000) + "\n" + ("a/b-1 " * 50_000)
     parse(title, body)   # finishes: the title, the lead and every pattern are bounded
+
+
+@pytest.mark.parametrize("title", [
+    "How to serve a model on Windows with WSL2?", "Does vLLM support ROCm on a gfx1100 card?",
+    "[Usage]: how do I enable prefix caching with LoRA adapters", "Streaming usage stats in the chat completion",
+    "[Bug]: server crashes", "run on CPU only", "Jetson Orin install fails", "the cpus are idle",
+    "How can I set the system prompt and stop tokens?", "", "   ",
+])
+def test_first_word_groups_answer_as_the_one_alternation(title: str) -> None:
+    from bot.report.entities import _PLATFORMS, TOPICS, _FirstWords, _Phrases
+    for phrases in (tuple(p for t in TOPICS for p in t.all[0]), tuple(w for _, ws in _PLATFORMS for w in ws)):
+        tokens = token_text(title)
+        assert _FirstWords(phrases).search(tokens) == _Phrases(phrases).search(tokens)
