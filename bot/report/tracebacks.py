@@ -43,23 +43,36 @@ _MAX_TRACEBACKS = 200
 _MAX_FRAMES = 300         # frames kept per exception
 _MAX_ERROR_LINES = 60
 
-_ERROR_LINE = re.compile(
+# the kinds of error line; each is tried only when the text holds its literal (one alternation of them all
+# was tried at every position of the line)
+_ERROR_LINES: tuple[tuple[str, re.Pattern[str] | None], ...] = (
     # argparse: `vllm serve: error: unrecognized arguments: --foo`, `api_server.py: error: argument --port: …`
-    r"(?:^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: |"
+    (": error: ", re.compile(r"^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: ")),
     # `ERROR: …`, `error: …`, rustc's `error[E0425]: …`; a bare "error output" or "ERROR LOG" is a heading
-    r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED:? |CMake Error|ninja: build stopped|Fatal Python error|"
-    r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
+    ("", re.compile(r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED:? |CMake Error|ninja: build stopped|"
+                    r"Fatal Python error|nvcc fatal|× |╰─> )")),
+    ("fatal error: ", None),
+    ("CUDA error: ", re.compile(r"\bCUDA error: ")),
+    ("HIP error: ", re.compile(r"\bHIP error: ")),
+    ("Segmentation fault", None),
+    ("core dumped", None),
     # a compiler's diagnostic on a source line: `attention.cu(42): error: …`, `ops.cpp:12:5: error: …`
-    r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp)(?:\(\d{1,6}\)|:\d{1,6}(?::\d{1,4})?): (?:fatal )?error: |"
-    r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
+    ("error: ", re.compile(r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp)(?:\(\d{1,6}\)|:\d{1,6}(?::\d{1,4})?): "
+                           r"(?:fatal )?error: ")),
+    ("undefined symbol: ", None),
+    ("cannot open shared object file", re.compile(r"\bcannot open shared object file\b")),
+    ("Killed", re.compile(r"\bKilled\s*$")),
 )
 
 
 def _is_error_line(text: str) -> bool:
-    # every _ERROR_LINE match holds one of these words: most lines are rejected without the search
-    return ("rror" in text or "ERROR" in text or "FAILED" in text or "ninja" in text or "nvcc" in text
+    # every error line holds one of these words: most lines are rejected without a search
+    if not ("rror" in text or "ERROR" in text or "FAILED" in text or "ninja" in text or "nvcc" in text
             or "fault" in text or "dumped" in text or "symbol" in text or "shared object" in text
-            or "Killed" in text or "× " in text or "╰─> " in text) and _ERROR_LINE.search(text[:1000]) is not None
+            or "Killed" in text or "× " in text or "╰─> " in text):
+        return False
+    head = text[:1000]
+    return any(needle in head and (rx is None or rx.search(head) is not None) for needle, rx in _ERROR_LINES)
 
 
 _CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")

@@ -12,7 +12,7 @@ from bot.report.cmdline import _PROMPT, _STARTS
 from bot.report.collect_env import LABELS, label_of
 from bot.report.errors import ANCHORS, has_anchor
 from bot.report.hardware import _os_from_prose
-from bot.report.tracebacks import _ERROR_LINE, _is_error_line, _parse_exc_line
+from bot.report.tracebacks import _is_error_line, _parse_exc_line
 
 # pieces that make the patterns fire, glued at random
 PIECES = ["Error", "error", "Exception", "ValueError", ":", ",", " ", "\n", "\t", "x", "_", "é", "ERROR", "FAILED",
@@ -20,7 +20,17 @@ PIECES = ["Error", "error", "Exception", "ValueError", ":", ",", " ", "\n", "\t"
           "cannot open shared object file", "Engine core initialization failed", "WorkerProc hit an exception",
           "vllm serve", "docker run", "podman", "vllm chat", "api_server", "vllm.entrypoints.openai.", "$ ", "# ",
           "PS C:\\> ", "user@host:~$ ", "(venv) ", "C:\\Users\\me> ", "a" * 210, "RuntimeError", "(", ")",
-          "torch.OutOfMemoryError", "PyTorch version", "OS", "  ", "Is debug build"]
+          "torch.OutOfMemoryError", "PyTorch version", "OS", "  ", "Is debug build", "HIP error: ",
+          "vllm serve: error: ", "error[E0425]:", "CMake Error", "ninja: build stopped", "nvcc fatal", "╰─> ",
+          "Fatal Python error", ".cu(42)", ": error: ", ".cpp:12:5: ", "fatal ", "ops", " 1"]
+# every kind of error line as one alternation: what _is_error_line answers
+_ERROR_LINE = re.compile(
+    r"(?:^[\w.-]{1,60}(?: [\w.-]{1,30}){0,2}: error: |"
+    r"^(?:(?:ERROR|error)(?:\[[\w-]{1,20}\])? ?:|FAILED:? |CMake Error|ninja: build stopped|Fatal Python error|"
+    r"nvcc fatal|× |╰─> )|fatal error: |\bCUDA error: |\bHIP error: |Segmentation fault|core dumped|"
+    r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp)(?:\(\d{1,6}\)|:\d{1,6}(?::\d{1,4})?): (?:fatal )?error: |"
+    r"undefined symbol: |\bcannot open shared object file\b|\bKilled\s*$)"
+)
 texts = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 
 
@@ -41,6 +51,15 @@ def test_error_word_on_a_body():
 @given(texts)
 def test_error_line_check_agrees_with_the_pattern(text):
     assert _is_error_line(text) == bool(_ERROR_LINE.search(text[:1000]))
+
+
+def test_error_line_kinds():
+    for line in ("vllm serve: error: unrecognized arguments: --foo", "error[E0425]: cannot find value",
+                 "attention.cu(42): error: identifier undefined", "ops.cpp:12:5: fatal error: x.h: missing",
+                 "RuntimeError: CUDA error: out of memory", "Killed  ", "ninja: build stopped: subcommand failed"):
+        assert _is_error_line(line) and _ERROR_LINE.search(line)
+    for line in ("ERROR LOG below", "the error output", "my.cu file has an error: here", "Killed it yesterday"):
+        assert not _is_error_line(line) and not _ERROR_LINE.search(line)
 
 
 @settings(max_examples=300, deadline=None)
