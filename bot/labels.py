@@ -513,10 +513,6 @@ class _Needles:
             out.update(by_id.get(i, ()))
         return out
 
-    def test(self, low: str) -> Callable[[int], bool]:
-        """k -> whether the needles of pattern k leave a match in `low` possible."""
-        return self.possible(low).__contains__
-
 
 _WORDS = [(w, _compile(w.pattern)) for w in WORDS]
 _FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
@@ -608,9 +604,9 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         if p and k in in_prose and rx.search(p):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
-    title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+    title_topics = _title_topics(s)
     for topic in model_only - title_topics:
-        subject = (quantized_model_is_the_subject(title, title_topics) if topic == "quantization"
+        subject = (quantized_model_is_the_subject(title_topics) if topic == "quantization"
                    else model_kind_is_the_subject(title_topics))
         if subject:
             s.add(topic, "title", THRESHOLD)
@@ -647,7 +643,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     # the title names the model that fails itself, or a mixture-of-experts model it is about
     # (the reporter's own title: a bare model name is not a placeholder here)
     own_title = _WORDING.correct(report.title_text or "")
-    title_topics = {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+    title_topics = _title_topics(s)
     if own_title and moe_is_the_subject(own_title, title_topics):
         s.add("moe", "title", THRESHOLD)
     s.add("new-model", "subject", model_is_the_subject(own_title, prose, title_topics))
@@ -702,6 +698,10 @@ def _cut_frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
 
 _RAY_IN_USE = re.compile(r"\bray\b(?![-_ ]?tracing)|\bRay\w*(Worker|Executor|Actor)\w*|\bray_(utils|distributed)|"
                          r"\bplacement[-_ ]group", re.IGNORECASE | re.ASCII)
+
+
+def _title_topics(s: _Scores) -> set[str]:
+    return {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
 
 
 def _kind_yields_to_title(s: _Scores) -> None:

@@ -74,7 +74,8 @@ REQUEST = r"\b(support(s|ed|ing)?|add(s|ed|ing)?|implement\w*|integrat\w*|enable
 REQUEST_TOPICS = frozenset({"new-model", "moe", "multi-modality"})
 
 # what the title is about when it is not the model itself
-SUBJECT_TOPICS = ("tool-calling", "frontend", "structured-output", "speculative-decoding", "pipeline-parallel")
+SUBJECT_TOPICS = frozenset({"tool-calling", "frontend", "structured-output", "speculative-decoding",
+                            "pipeline-parallel"})
 
 # a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
 # id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit": the report may still be about that checkpoint)
@@ -130,7 +131,7 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 1.0
     if not names:
         return 0.5 if _WRONG.search(title) else 0.0
-    if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & set(SUBJECT_TOPICS):
+    if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & SUBJECT_TOPICS:
         return 1.0   # (empty content through a reasoning parser, gibberish under a grammar: that feature's)
     # (lower accuracy with FP8 or a LoRA is that feature's report)
     if (_ACCURACY.search(title) or _ACCURACY.search(prose)) and title_topics <= REQUEST_TOPICS:
@@ -157,7 +158,7 @@ def _asks_for_model(title: str, names: list[str]) -> bool:
 
 def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:
     """The title names a mixture-of-experts model and is not about a feature the model only went through."""
-    return names_moe_model(title) and not title_topics & set(SUBJECT_TOPICS)
+    return names_moe_model(title) and not title_topics & SUBJECT_TOPICS
 
 
 def without_kv_cache_type(text: str) -> str:
@@ -170,7 +171,7 @@ def without_model_id_formats(text: str) -> str:
     return _MODEL_ID_FORMAT.sub(" ", text)
 
 
-def quantized_model_is_the_subject(title: str, title_topics: set[str]) -> bool:
+def quantized_model_is_the_subject(title_topics: set[str]) -> bool:
     """The title names a quantized checkpoint ("Qwen3-30B-A3B-NVFP4 fails to start") and is not about a feature the
     model only went through ("speculative decoding crash with X-FP8", "throughput regression with X-FP8")."""
     return not title_topics & QUANT_FEATURE_TOPICS
@@ -184,4 +185,4 @@ def without_model_kind(text: str) -> str:
 def model_kind_is_the_subject(title_topics: set[str]) -> bool:
     """A kind of model the title names ("VLM streaming drops the usage") is about that model unless the title is
     about a feature the model only went through."""
-    return not title_topics & set(SUBJECT_TOPICS)
+    return not title_topics & SUBJECT_TOPICS

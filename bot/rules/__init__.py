@@ -38,6 +38,7 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class RuleSet:
     rules: tuple[Rule, ...] = ()
     _order: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _by_id: dict[str, Rule] = field(default_factory=dict, repr=False, compare=False)
 
     _prefilter: list[Prefilter] = field(default_factory=list, repr=False, compare=False)
     _wording: list[Wording] = field(default_factory=list, repr=False, compare=False)
@@ -47,6 +48,7 @@ class RuleSet:
     def __post_init__(self) -> None:
         ordered = sorted(self.rules, key=lambda r: (-r.priority, r.id))
         self._order.update({r.id: i for i, r in enumerate(ordered)})
+        self._by_id.update({r.id: r for r in self.rules})
         prefilter = Prefilter(s for r in self.rules for s in r.match.sources())
         self._prefilter.append(prefilter)
         self._wording.append(wording_of(tuple(sorted({p.source for r in self.rules for p in text_patterns(r.match)}))))
@@ -61,10 +63,10 @@ class RuleSet:
                 slots, every = by_text.setdefault(source, ({}, []))
                 slots.setdefault(prefilter.slot(source, pattern), []).append(i)
                 every.append(i)
-        self._gates.update(always=frozenset(always), by_text=by_text, by_id={r.id: r for r in self.rules})
+        self._gates.update(always=frozenset(always), by_text=by_text)
 
     def get(self, rule_id: str) -> Rule | None:
-        return next((r for r in self.rules if r.id == rule_id), None)
+        return self._by_id.get(rule_id)
 
     def evaluate(self, report: Report) -> tuple[Finding, ...]:
         texts = Texts(report, self._prefilter[0], self._wording[0])
@@ -97,7 +99,7 @@ class RuleSet:
 
     def _superseded(self, fired: dict[str, Finding]) -> set[str]:
         """Rules dropped because a firing rule supersedes them; in a mutual pair the higher priority wins."""
-        by_id = self._gates["by_id"]
+        by_id = self._by_id
         dropped: set[str] = set()
         for rid in fired:
             rule = by_id[rid]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Any
 
 from bot.report.model import ExceptionInfo, Frame, Report
@@ -32,7 +33,6 @@ class Texts:
         self._messages: dict[int, bytes] = {}
         self._title: str | None = None
         self._prose: tuple[str | None] | None = None
-        self._ccs: tuple[float, ...] | None = None
 
     def text(self, name: str) -> bytes:
         data = self._bytes.get(name)
@@ -170,12 +170,10 @@ class Texts:
                 return False, None
         return True, value
 
-    @property
+    @cached_property
     def compute_capabilities(self) -> tuple[float, ...]:
-        if self._ccs is None:
-            ccs = (compute_capability(g) for g in self.report.environment.gpus)
-            self._ccs = tuple(sorted({c for c in ccs if c is not None}))
-        return self._ccs
+        ccs = (compute_capability(g) for g in self.report.environment.gpus)
+        return tuple(sorted({c for c in ccs if c is not None}))
 
 
 def decode_json_value(value: Any) -> Any:

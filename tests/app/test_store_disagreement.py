@@ -13,7 +13,7 @@ from bot.stores.deliveries import IssueState, open_delivery_store
 from bot.stores.deliveries.summary import Disagreement, disagreement
 
 from .pg import pg_url  # noqa: F401 - fixture
-from .test_store_summary import Clock, plan
+from .test_store_summary import delivery_store, plan  # noqa: F401 - delivery_store: the `store` fixture
 
 # the oracle: the reads of every feedback row the overview made before the counters
 SUPPRESSED = ("SELECT f.repo, f.number, f.kind, (SELECT COUNT(*) FROM issue_findings i WHERE i.repo = f.repo"
@@ -31,17 +31,6 @@ LABELS_REMOVED = ("SELECT st.labels_suppressed, i.rule, i.labels FROM issue_stat
 RULES = ("oom", "pp", "nccl", "rocm-build")
 LABELS = ("memory", "distributed", "rocm", "bug")
 REPOS = ("o/r", "o/other")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request, tmp_path):
-    url = f"sqlite:///{tmp_path / 'db.sqlite3'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    s = open_delivery_store(url)
-    s._clock = Clock()
-    await s.migrate()
-    s.test_url = url
-    yield s
-    await s.close()
 
 
 async def rows(store, sql: str) -> list:

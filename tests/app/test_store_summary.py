@@ -27,12 +27,13 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request, tmp_path):
+@pytest.fixture(params=["sqlite", "postgres"], name="store")
+async def delivery_store(request, tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
     s = open_delivery_store(url)
     s._clock = Clock()
     await s.migrate()
+    s.test_url = url
     yield s
     await s.close()
 
