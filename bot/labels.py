@@ -108,7 +108,9 @@ WORDS: tuple[Word, ...] = (
     Word("tensor-parallel", r"\b(using|use|with|enable|enabling) tp\b(?!\s*[=:]?\s*1\b)|\btp (inference|mode|group)\b"),
     Word("tensor-parallel", r"(?-i:\bTP\b)(?!\s*[=:]?\s*1\b)|\btp\s*(=\s*([2-9]|\d\d)|>\s*\d)|\bmulti[-_ ]?gpus?\b|"
                             r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
-    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\brayworker\w*|\bkuberay\b"),
+    # (and the Ray executor's classes: RayWorkerWrapper, RayDistributedExecutor)
+    Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\bray\w{0,20}(worker|executor|actor)\w*|"
+                r"\bkuberay\b"),
     # saying the deployment spans nodes is the reporter's own setup, not a passing word
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
@@ -148,8 +150,8 @@ WORDS: tuple[Word, ...] = (
     Word("tpu", r"\btpus?\b"),
     Word("cpu", r"\bcpu[-_ ]?(backend|only|inferenc\w*|serving|mode|device|platform|build|wheel|docker|image|"
                 r"environment|machine|server|node|instance)s?\b|\bx86\b|"
-                r"\b(on|with|for|support\w*|using|run\w*|deploy\w*) (a |the |my |only )?cpus?\b"
-                r"(?![-_ ]?(offload|memory|ram))",
+                r"\b(on|in|with|for|support\w*|using|run\w*|deploy\w*) (a |the |my |only )?cpus?\b"
+                r"(?![-_ ]?(offload|memory|ram|usage|utili[sz]ation|time|cores?|threads?))",
          1.0, 0.3),
     Word("cpu", r"\bcpu\b(?![-_ ]?(offload\w*|usage|utili[sz]ation|memory|threads?|cores?|bound|overhead|ram|swap))",
          0.5, 0.3),
@@ -169,7 +171,8 @@ WORDS: tuple[Word, ...] = (
     Word("multi-modality", r"\bmulti[-_ ]?modal\w*|\bvlm\b|\bvision\b|(?<![a-z])vl(?![a-z])|\dvl|"
                            r"(?<![a-z])omni(?![a-z])|vl(?=for|model)|\bllava\w*|"
                            r"\binternvl\w*|\bpixtral\b|\bimage (input|embed\w*|url|token\w*)s?\b|\bvideo input\w*|"
-                           r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|\bminicpm[-_]?(llama\d?[-_]?)?[ov](?![a-z])|"
+                           r"\baudio input\w*|\bglm-?4\.?\d{0,2}v\b|"
+                           r"\bminicpm[-_]?(llama\d?[-_]?|\d(\.\d)?[-_]?)?[ov](?![a-z])|"
                            r"\bqwen\d?(\.\d)?-?audio\b|"
                            r"\bflorence[-_ ]?2?\b|\bvision[-_ ]language\b|\bmolmo\b|\bidefics\w*|\bpaligemma\w*|多模态|"
                            r"\bwhisper\b|\blimit[-_ ]mm[-_ ]per[-_ ]prompt\b"),
@@ -177,17 +180,19 @@ WORDS: tuple[Word, ...] = (
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
     Word("lora", r"\bs?lora\b|\blora[-_ ](adapter|module)s?\b|\benable[-_ ]lora\b|\bmulti[-_ ]?lora\b"),
-    Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format)(?![a-z])|"
+    Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format|like|style)"
+                     r"(?![a-z])|"
                      r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
                      r"\bprompt_logprobs\b|\blogprobs\b"),
-    Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b",
+    Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b|"
+                     r"\boffline inference\b",
          0.5, 0.3),
     # streaming tokens to the client; a tool parser's streaming is tool calling
     Word("frontend", r"(?<!parser )(?<!parsers )(?<!tool )\bstreaming\b(?![-_ ]?(tool|function|parser))|"
                      r"(?<!parser )(?<!parsers )(?<!tool )\bstream(ing)? (the )?(tokens?|output|responses?|chat)\b",
          1.0, 0.3),
     # the offline `LLM` API, request parameters, CLI arguments, metrics: the user-facing surface of vLLM
-    Word("frontend", r"(?-i:\bLLM\()|\bllm\.(generate|chat|encode|embed)\b|\boffline inference\b|"
+    Word("frontend", r"(?-i:\bLLM\()|\bllm\.(generate|chat|encode|embed)\b|"
                      r"\bsampling[-_ ]?params\b|\breasoning[-_ ]parser\b|\benable[-_ ]reasoning\b|\bprometheus\b|"
                      r"/metrics\b|\bmetrics endpoint\b|\b(cli|command[-_ ]line) (arg\w*|options?|flags?|parameters?)\b|"
                      r"\bargparse\b|\bunrecognized arguments\b|"
@@ -718,9 +723,12 @@ def _kind_yields_to_title(s: _Scores) -> None:
 def _cpu_chosen(report: Report) -> bool:
     """vLLM itself ran on the CPU: it says so in the log, or the reporter asked for it, or it is a Mac."""
     return ("detected platform cpu" in report.body or report.environment.os == "macos"
-            or str(report.flags.get("device", "")).lower() == "cpu")
+            or str(report.flags.get("device", "")).lower() == "cpu"
+            or _CPU_BUILD.search(report.environment.vllm_version or "") is not None)
 
 
+# a CPU wheel's local version tag: "0.9.1+cpu", "0.7.4.dev119+gca377cf1.cpu"
+_CPU_BUILD = re.compile(r"[+.]cpu$", re.IGNORECASE)
 _HIP_ERROR = re.compile(r"\bhip error\b|hipError\w+|\bHIP kernel errors\b", re.IGNORECASE)
 
 

@@ -34,9 +34,10 @@ FAMILIES = (r"(?<![\w-])(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|i
             r"mpt|vicuna|gpt[-_ ]?j|gpt[-_ ]?neox|pythia|stablelm|dbrx|arctic|mamba|aquila|xverse|fuyu|"
             r"smol\w*|t5|whisper)(?![a-z])")
 
-# mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "-128E" (experts),
+# mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "17B-128E" (experts
+# after the size: "H20-3e" is a GPU),
 # and families whose every release is MoE (not the dense distills of DeepSeek-R1: "DeepSeek-R1-Distill-Qwen-14B")
-MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|-\d{1,3}e\b|\bmixtral\b|"
+MOE_MODELS = (r"[-_]a\d{1,2}(\.\d)?b\b|\b\d{1,2}x\d{1,3}b\b|\d(\.\d)?b-\d{1,3}e\b|\bmixtral\b|"
               r"\bdeepseek[-_ ]?(v2|v3|r1(?![-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)))|"
               r"\bllama[-_ ]?4\b|\bmaverick\b|\bqwen\d?(\.\d)?[-_ ]?moe\b|\bqwen\d?(\.\d)?[-_ ]?next\b|\bkimi[-_ ]?k2|"
               r"\bdbrx\b|\bjamba\b|\bgrok[-_ ]?\d|\bminimax[-_ ]?m\d|\bglm[-_ ]?4\.[5-7](?![\d.]*v)\b|"
@@ -101,6 +102,9 @@ _MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
 _MODEL_KIND = re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
+# a release ("v0.11.x", "0.10.2") or a GPU ("H20-3e", "A100-80G", "RTX-4090") written like a model id
+_NOT_A_MODEL_NAME = re.compile(r"v?\d+(\.(\d+|x))+\w*|(rtx[-_ ]?)?(a|h|l|b|gb|mi)\d{2,3}\w*([-_]\w+)?|"
+                               r"(rtx[-_ ]?)?[1-5]0[5-9]0(ti)?([-_]\w+)?", re.IGNORECASE | re.ASCII)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TITLE_WORD = re.compile(r"[^\W_]+")   # any script: "部署 X 报错" is more than X
 # words a title holds besides the model's name when it is nothing but the name
@@ -109,9 +113,9 @@ _FILLER = frozenset({"bug", "issue", "model", "models", "error", "errors", "prob
 
 
 def named_models(title: str) -> list[str]:
-    """The models a title names: Hub ids, words with a size, words of a known family."""
+    """The models a title names: Hub ids, words with a size, words of a known family (not a release or a GPU)."""
     title = _CLASS_NAME.sub(" ", title[:MAX_TITLE])
-    names = title_models(title)
+    names = [n for n in title_models(title) if not _NOT_A_MODEL_NAME.fullmatch(n)]
     names += [m.group(0) for m in _FAMILY.finditer(title)]
     return names
 

@@ -232,6 +232,19 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Usage]: 部署Qwen3-8B时No available memory for the cache blocks", {"memory"}, {"kv-cache"}),
     ("[Bug]: Mixtral-8x7B slower than expected", {"performance"}, set()),
     ("[Feature]: Support prefix caching for Mamba models", {"kv-cache"}, set()),
+    # the Ray executor's own class names
+    ("[Bug]: generation hangs with RayDistributedExecutor after a few hours", {"ray"}, set()),
+    ("[Bug]: RayWorkerWrapper dies at start-up", {"ray"}, set()),
+    # a MiniCPM vision/omni model with its version between the name and the V/O
+    ("[New Model]: please support MiniCPM-4.5V", {"multi-modality"}, set()),
+    ("[Bug]: minicpm-4o crashes with a long prompt", {"multi-modality"}, set()),
+    # the offline API named, asked about another feature: that feature's question
+    ("[Usage]: how to do offline inference with pipeline parallelism on two nodes", {"pipeline-parallel"},
+     {"frontend"}),
+    ("[Feature]: data parallel in offline inference", set(), {"frontend"}),
+    # ...and what is asked of that API is the frontend's
+    ("[Usage]: streaming tokens in offline inference", {"frontend"}, set()),
+    ("[Usage]: an OpenAI-like chat API in offline inference", {"frontend"}, set()),
 ])
 def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))

@@ -76,6 +76,9 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     ("[Bug]: repeated requests to Llama-3-8B time out", "After 60 s."),
     # gibberish without any model named is not enough alone
     ("[Bug]: the output is gibberish", "Since the last release."),
+    # a release or a GPU written like a model id names no model
+    ("[Bug]: responses repeat the same sentence on v0.12.x, v0.11.1 is fine", "Same prompt, same flags."),
+    ("[Bug]: garbled answers on the L40S-48G since the upgrade", "Same prompt, same flags."),
 ])
 def test_a_model_named_without_being_the_subject(title: str, description: str) -> None:
     assert "new-model" not in labels(title, description)
@@ -127,6 +130,9 @@ def test_the_checkpoint_does_not_fit_the_implementation() -> None:
     ("[Bug]: Deploy DeepSeek R1 671B on two nodes", True),
     ("[Bug]: Qwen3-32B crashes during start-up", False),
     ("[Bug]: Llama-3.1-8B crashes during start-up", False),
+    # experts are counted after the size ("17B-16E"); "H20-3e" is a GPU
+    ("[Bug]: Llama-4-Scout-17B-16E-Instruct crashes during start-up", True),
+    ("[Bug]: the server crashes on the new H20-3e cards", False),
 ])
 def test_a_moe_model_in_the_title(title: str, want: bool) -> None:
     assert ("moe" in labels(title)) is want, labels(title)
@@ -147,9 +153,18 @@ def test_a_moe_model_named_only_in_the_description_is_not_enough() -> None:
     # CPU memory, offloading and load are other topics
     ("[Feature]: offload the KV cache to CPU memory", "To serve longer contexts.", False),
     ("[Bug]: high CPU usage when idle", "One core at 100 %.", False),
+    ("[Usage]: can a GPTQ model be served in CPU?", "No GPU here.", True),
+    ("[Bug]: spikes in CPU usage during prefill", "Two cores at 100 %.", False),
 ])
 def test_cpu_as_the_subject(title: str, description: str, want: bool) -> None:
     assert ("cpu" in labels(title, description)) is want
+
+
+def test_a_cpu_build_of_vllm_is_the_cpu_backend() -> None:
+    body = ("### Your current environment\n\n```\nTraceback (most recent call last):\n"
+            "  File \"/opt/venv/bin/vllm\", line 8, in <module>\n"
+            "    sys.exit(load_entry_point('vllm==0.8.1.dev42+g1a2b3c4d.cpu', 'console_scripts', 'vllm')())\n```")
+    assert "cpu" in set(topic_labels(parse("[Bug]: the server stops at start-up", body), ()))
 
 
 def test_a_performance_template_asking_about_memory_is_memory() -> None:
