@@ -294,7 +294,11 @@ def _compose_commands(lines: list[str]) -> list[Command]:
 
 # -- Python LLM(...) / EngineArgs(...) ------------------------------------------------------------
 
-def _paren_matches(text: str, opens: list[int]) -> dict[int, int]:
+# the characters _paren_matches acts on: every other character is skipped
+_PAREN_EVENT = re.compile(r"[\\'\"#()\[\]{}\n]")
+
+
+def _paren_matches(text: str, opens: list[int], limit: int = _MAX_CALL) -> dict[int, int]:
     """Closing index for each `(` in `opens`, quote-aware, in one pass over the windows after them."""
     matches: dict[int, int] = {}
     wanted = set(opens)
@@ -304,9 +308,13 @@ def _paren_matches(text: str, opens: list[int]) -> dict[int, int]:
     for start in opens:
         if start >= pos:  # a fresh window: forget the state of the previous one
             pos, stack, quote = start, [], None
-        end = min(len(text), start + _MAX_CALL)
+        end = min(len(text), start + limit)
         i = pos
         while i < end:
+            event = _PAREN_EVENT.search(text, i, end)
+            if event is None:
+                break
+            i = event.start()
             c = text[i]
             if quote:
                 if c == "\\":

@@ -5,10 +5,13 @@ Read from collect_env first, then nvidia-smi output and log lines, then prose. L
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 import re
 from dataclasses import dataclass, field
+
+import re2
 
 from bot.report.collect_env import CollectEnv
 from bot.report.versions import valid_version
@@ -127,21 +130,48 @@ def _gpus_from_smi(lines: list[str]) -> list[str]:
     return table or listed
 
 
+# What precedes and begins the name in every _GPU_RE match (after a count, a vendor word or nothing): a line without
+# it cannot match. RE2 scans the whole text once instead of a backtracking search at every position of every line.
+# A superset of Python's matching: there `ı`/`İ` match `i` and `\d` any decimal digit; RE2's `\w` is ASCII only.
+_GPU_HINT = re2.compile(
+    r"(?i)(?:^|[^\w.-]|[x×*])(?:rtx|gtx|[ahb]\p{Nd}00|l4|l20|a10|a30|a40|a16|h20|t4|v100|p100|p40|k80|gh200|"
+    r"gb\p{Nd}\p{Nd}|m[iıİ]\p{Nd}\p{Nd}|arc|rx|gfx\p{Nd}|[1-5]0[5-9]0)"
+)
+
+
 def _prose_gpus(lines: list[str]) -> list[str]:
-    for line in lines:
-        for m in _GPU_RE.finditer(line):
-            name = " ".join(m.group("name").split())
-            count_s = m.group("n1") or m.group("n3") or m.group("n2")
-            bare = name.split()[-1] if name else ""
-            has_vendor = len(name.split()) > 1 and not name.lower().startswith(("rtx", "gtx", "arc", "rx"))
-            if _AMBIGUOUS.fullmatch(bare.replace(" ", "")) and not has_vendor and not (m.group("n1") or m.group("n3")):
-                tail = line[m.end():m.end() + 14].lower()
-                if "gpu" not in tail and "card" not in tail and "显卡" not in tail:
-                    continue
-            count = int(count_s) if count_s else 1
-            if not 1 <= count <= 64:
-                count = 1
-            return [name] * count
+    """The GPUs the first line naming one names; only the lines holding a _GPU_HINT are tried."""
+    text = "\n".join(lines)
+    try:
+        hints = list(_GPU_HINT.finditer(text))
+    except UnicodeEncodeError:   # a lone surrogate: try every line
+        return next((gpus for gpus in map(_line_gpus, lines) if gpus), [])
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    tried = -1
+    for hint in hints:
+        k = bisect.bisect_right(starts, hint.end() - 1) - 1
+        if k > tried:
+            tried = k
+            gpus = _line_gpus(lines[k])
+            if gpus:
+                return gpus
+    return []
+
+
+def _line_gpus(line: str) -> list[str]:
+    for m in _GPU_RE.finditer(line):
+        name = " ".join(m.group("name").split())
+        count_s = m.group("n1") or m.group("n3") or m.group("n2")
+        bare = name.split()[-1] if name else ""
+        has_vendor = len(name.split()) > 1 and not name.lower().startswith(("rtx", "gtx", "arc", "rx"))
+        if _AMBIGUOUS.fullmatch(bare.replace(" ", "")) and not has_vendor and not (m.group("n1") or m.group("n3")):
+            tail = line[m.end():m.end() + 14].lower()
+            if "gpu" not in tail and "card" not in tail and "显卡" not in tail:
+                continue
+        count = int(count_s) if count_s else 1
+        if not 1 <= count <= 64:
+            count = 1
+        return [name] * count
     return []
 
 

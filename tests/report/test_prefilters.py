@@ -120,3 +120,72 @@ def test_command_words_found_like_the_joined_pattern(body, words, start):
 
     m = re.compile(r"[\s\\]+".join(re.escape(w) for w in words)).search(body, start)
     assert _find_words(body, words, start) == ((m.start(), m.end()) if m else None)
+
+
+GPU_PIECES = ["A100", "a100", "H100 ", "NVIDIA ", "GeForce ", "RTX 4090", "rtx", "MI300X", "mı250", "Mİ210", "L4",
+              "l4 GPU", "T4", "t4 card", "\u212a80", "4090", "5090 ti", "8x", "2 ", "× 4", "*", "x", "search", "arc ",
+              "Arc A770", "gfx942", "gfx٩٠٨", "a١00", "-", ".", "_", "é", " ", "\n", "\t", "\u3000", "显卡", "gb200",
+              "GH200", "v100", "p40", "k80", "h20", "a10g", "rx 7900 xtx", "Instinct ", "intel ", "0"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(GPU_PIECES), max_size=12).map("".join), max_size=6))
+def test_prose_gpus_tries_the_same_lines_as_every_line(lines):
+    from bot.report.hardware import _line_gpus, _prose_gpus
+
+    every_line = next((gpus for gpus in map(_line_gpus, lines) if gpus), [])
+    assert _prose_gpus(lines) == every_line
+
+
+PAREN_PIECES = ["LLM(", "(", ")", "[", "]", "{", "}", "'", '"', "\\", "\\'", "#", "\n", "x", " ", "a=1", "é"]
+
+
+def _paren_matches_char_by_char(text: str, opens: list[int], limit: int) -> dict[int, int]:
+    matches: dict[int, int] = {}
+    wanted = set(opens)
+    stack: list[int] = []
+    quote: str | None = None
+    pos = 0
+    for start in opens:
+        if start >= pos:
+            pos, stack, quote = start, [], None
+        end = min(len(text), start + limit)
+        i = pos
+        while i < end:
+            c = text[i]
+            if quote:
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == quote or c == "\n":
+                    quote = None
+            elif c in "'\"":
+                quote = c
+            elif c == "#":
+                nl = text.find("\n", i, end)
+                i = nl if nl != -1 else end
+                continue
+            elif c in "([{":
+                stack.append(i)
+            elif c in ")]}" and stack:
+                o = stack.pop()
+                if o in wanted:
+                    matches[o] = i
+            i += 1
+        pos = max(pos, end)
+    return matches
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PAREN_PIECES), max_size=40).map("".join), st.sampled_from([6, 15, 20_000]))
+def test_paren_matches_skipping_to_the_next_event_char_by_char(text, limit):
+    from bot.report.cmdline import _paren_matches
+
+    opens = [i for i, c in enumerate(text) if c == "("]
+    assert _paren_matches(text, opens, limit) == _paren_matches_char_by_char(text, opens, limit)
+
+
+def test_prose_gpus_with_a_lone_surrogate():
+    from bot.report.hardware import _prose_gpus
+
+    assert _prose_gpus(["junk \udcff here", "2x A100 GPUs"]) == ["A100", "A100"]
