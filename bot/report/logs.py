@@ -59,6 +59,10 @@ _GUTTER = re.compile(r"[ \t]{0,40}[|+](?:[ \t]|$)")
 
 _MAX_STRIPS = 12
 
+# the usual vLLM log line's process tag and logger header at once: what the loop below strips in two steps (the
+# atomic groups keep the match of each pattern on its own)
+_TAGGED = re.compile(f"(?>{_PROC.pattern})(?>{_HEADER_NEW.pattern})")
+
 
 def _compose_names(raw_lines: list[str]) -> frozenset[str]:
     """docker compose prefixes (`vllm-1  | `): a name counts when it recurs, or looks like a service."""
@@ -87,7 +91,16 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
     tags: list[tuple[str, int | None]] = []
     level = where = None
     stripped_any = False
-    for _ in range(_MAX_STRIPS):
+    done = 0
+    m = _TAGGED.match(body) if c == "(" else None
+    if m:
+        tags.append(((m.group("name") or "").strip(), int(m.group("pid"))))
+        level = "WARNING" if m.group("level") == "WARN" else m.group("level")
+        where = m.group("where")
+        body = body[m.end():]
+        stripped_any = True
+        done = 2
+    for _ in range(_MAX_STRIPS - done):
         m = _PROC.match(body) if body[:1] == "(" else None
         if m:
             name = (m.group("name") or "").strip()
@@ -95,7 +108,7 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
             body = body[m.end():]
             stripped_any = True
             continue
-        if body[:1] in ("D", "I", "W", "E", "C", "F"):
+        if body.startswith(LEVELS):
             m = _HEADER_NEW.match(body) or _HEADER_OLD.match(body)
             if m:
                 level = "WARNING" if m.group("level") == "WARN" else m.group("level")
@@ -153,7 +166,7 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
         text = _REPEATED.sub("", text)
     process, pid = tags[-1] if tags else (None, None)
     process = process or None
-    return LogLine(text.rstrip(), process, level, pid, where, tuple(name for name, _ in tags))
+    return LogLine(text.rstrip(), process, level, pid, where, tuple([name for name, _ in tags]))
 
 
 def clean_log(body: str) -> tuple[LogLine, ...]:

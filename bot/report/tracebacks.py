@@ -218,7 +218,7 @@ class _Extractor:
     def feed(self, i: int, entry: LogLine) -> None:
         text = entry.text[:_MAX_LINE] if len(entry.text) > _MAX_LINE else entry.text
         stripped = text.strip()
-        key = entry.stream
+        key = (entry.process, entry.pid)   # entry.stream
         tb = self.open.get(key)
         if stripped.startswith(("```", "~~~")):
             self.in_fence = not self.in_fence
@@ -318,11 +318,12 @@ class _Extractor:
     def _idle(self, i: int, entry: LogLine, stripped: str) -> None:
         if not stripped:
             return
-        candidate = _strip_decor(stripped)
+        candidate = _strip_decor(stripped) if stripped[0] in _DECOR or stripped[-1] in _DECOR else stripped
         m = _PYTEST_E.match(candidate) if candidate.startswith("E ") else None
         if m:
             candidate = _strip_decor(candidate[m.end():])
-        parsed = _parse_exc_line(candidate, lenient=False)
+        # without a colon or a parenthesis no line is an exception line outside a traceback (no message)
+        parsed = _parse_exc_line(candidate, lenient=False) if ":" in candidate or "(" in candidate else None
         if parsed:
             type_, msg, ray = parsed
             if not msg:

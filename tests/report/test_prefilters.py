@@ -189,3 +189,38 @@ def test_prose_gpus_with_a_lone_surrogate():
     from bot.report.hardware import _prose_gpus
 
     assert _prose_gpus(["junk \udcff here", "2x A100 GPUs"]) == ["A100", "A100"]
+
+
+LOG_PIECES = ["(APIServer pid=12)", "(VllmWorker rank=0 pid=7)", "(EngineCore_DP0 pid=3, ip=10.0.0.1)", " ", "\t",
+              "INFO", "WARN", "ERROR", "DEBUG", " 05-14 11:49:08", ".123", " [core.py:648]", " [core.py:", "648]",
+              "[rank0]: ", "2025-01-02 03:04:05 ", "(", ")", "pid=", "x", "File \"a.py\", line 1", ">", "| ", "\x1b[0m"]
+
+
+# a tag, a header and the rest in the order of a log line, each part possibly missing or cut
+LOG_LINES = st.tuples(
+    st.sampled_from(["", " ", "(APIServer pid=12)", "(VllmWorker rank=0 pid=7) ", "(Worker pid=1, ip=10.0.0.1)",
+                     "(x pid=)"]),
+    st.sampled_from(["", "INFO", "WARN", "ERROR", "CRITICAL", "info"]),
+    st.sampled_from(["", " 05-14 11:49:08", " 05-14 11:49:08.123", " 05-14"]),
+    st.sampled_from(["", " [core.py:648]", " [core.py:648] ", " [core.py:", " core.py:648]", "]"]),
+    st.lists(st.sampled_from(LOG_PIECES), max_size=6).map("".join),
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(LOG_LINES)
+def test_tag_and_header_at_once_like_one_by_one(line):
+    from unittest import mock
+
+    from bot.report import logs
+
+    fast = logs._clean_one(line, frozenset())
+    with mock.patch.object(logs, "_TAGGED", re.compile(r"(?!)")):
+        assert logs._clean_one(line, frozenset()) == fast
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_no_exception_line_without_a_colon_or_a_parenthesis(text):
+    if ":" not in text and "(" not in text:
+        assert _parse_exc_line(text, lenient=False) is None
