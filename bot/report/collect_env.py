@@ -225,6 +225,20 @@ def _envish(s: str) -> tuple[bool, bool]:
     return False, False
 
 
+def _strong(s: str) -> bool:
+    """_envish(s)[1] without the tests that only tell a weak dump line from prose."""
+    if "ROCM Version:" in s:
+        return True
+    lv = label_of(s)
+    if lv is not None:
+        return lv[0] in STRONG_KEYS
+    if len(s) >= 10 and not s.strip("="):  # is_banner
+        return True
+    if s[0] == "[":
+        return _PIP_RE.match(s) is not None
+    return s.lower().startswith("collecting environment information")
+
+
 def dump_spans(lines: list[str] | tuple[str, ...], min_strong: int = 3, max_gap: int = 2) -> list[tuple[int, int]]:
     """Index ranges [start, end) of collect_env-shaped blocks: runs of dump lines with >= min_strong markers.
 
@@ -248,18 +262,18 @@ def dump_spans(lines: list[str] | tuple[str, ...], min_strong: int = 3, max_gap:
             continue
         if not s or s.startswith(_NEUTRAL_STARTS):
             continue
+        if start < 0:   # outside a run only a strong marker matters
+            if _strong(s):
+                start, last, strong, gap = i, i, 1, 0
+            continue
         envish, is_strong = _envish(s)
-        if start >= 0 and envish:
+        if envish:
             last, gap = i, 0
             strong += is_strong
             continue
-        if start >= 0:
-            gap += 1
-            if gap <= max_gap:
-                continue
+        gap += 1
+        if gap > max_gap:   # a strong line is envish: none starts a run here
             close()
             start = -1
-        if is_strong:
-            start, last, strong, gap = i, i, 1, 0
     close()
     return spans

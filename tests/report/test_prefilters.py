@@ -224,3 +224,18 @@ def test_tag_and_header_at_once_like_one_by_one(line):
 def test_no_exception_line_without_a_colon_or_a_parenthesis(text):
     if ":" not in text and "(" not in text:
         assert _parse_exc_line(text, lenient=False) is None
+
+
+ENV_PIECES = ["PyTorch version", "OS", "Is debug build", "  ", ":", " 2.1", "=" * 10, "==", "[pip3] torch==2.1",
+              "[conda] x 1", "ROCM Version:", "Collecting environment information", "GPU 0: A100", "X = Self",
+              "CPU(s):   ", "A", "FOO_BAR=1", "/usr/lib/x.so", "x", " ", "vLLM Version", "cpu:", "\t"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(ENV_PIECES), max_size=6).map("".join))
+def test_strong_marker_check_is_the_strong_half_of_envish(text):
+    from bot.report.collect_env import _envish, _strong
+
+    s = text.strip()
+    if s:
+        assert _strong(s) == _envish(s)[1]
