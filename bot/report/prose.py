@@ -42,7 +42,7 @@ def prose_lines(description: str) -> list[str]:
     in_details_env = False
     for raw in description.split("\n"):
         line = raw.rstrip()
-        m = _FENCE.match(line)
+        m = _FENCE.match(line) if "```" in line or "~~~" in line else None
         if m:
             run = m.group(1)
             if fence is None:
@@ -65,7 +65,7 @@ def prose_lines(description: str) -> list[str]:
         if (len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line)
                 or _COMMAND.match(line)):
             continue
-        if any(low.startswith(label) for label in _ENV_LABELS) or ("could not collect" in low):
+        if low.startswith(_ENV_LABELS) or ("could not collect" in low):
             continue
         if len(_CONFIG_PAIR.findall(line)) >= 2:
             continue
