@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from bot.decision import Finding
@@ -58,7 +59,7 @@ class IssueDoc:
     kind: str = ""                                      # the report kind (bug, usage, feature, new-model, ...)
     sites: tuple[str, ...] = ()                         # `site:` keys of the root cause's raise sites
 
-    @property
+    @cached_property
     def keys(self) -> tuple[str, ...]:
         """Exact-match lookup keys: signatures, raise sites, rule ids, the description, entities."""
         out: list[str] = []
@@ -70,6 +71,14 @@ class IssueDoc:
             out.append("body:" + self.body_key)
         out.extend(ENTITY_PREFIX + e.key for e in self.entities)
         return tuple(dict.fromkeys(out))
+
+    @cached_property
+    def signature_keys(self) -> frozenset[str]:
+        return frozenset(s.key for s in self.signatures)
+
+    @cached_property
+    def frame_keys(self) -> frozenset[str]:
+        return frozenset(s.frame_key for s in self.signatures if s.frame_key)
 
 
 def notable_flags(report: Report) -> tuple[str, ...]:

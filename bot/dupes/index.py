@@ -10,7 +10,6 @@ Search is two-stage so its cost does not grow with the history:
 
 from __future__ import annotations
 
-import heapq
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -174,7 +173,7 @@ class DuplicateIndex:
         if exclude is not None:
             partial.pop(exclude, None)
             keyed.discard(exclude)
-        best = heapq.nlargest(RESCORE, partial, key=partial.__getitem__)
+        best = sorted(partial, key=partial.__getitem__, reverse=True)[:RESCORE]   # heapq.nlargest's order, faster
         numbers = set(best) | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
         stored = self.store.get_many(numbers)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from bot.dupes.document import FLAG_PREFIX, IssueDoc
 from bot.dupes.signature import Signature, describe_site
@@ -60,7 +61,15 @@ class Policy:
         error and the pair shares no error, diagnosis or description (failure reports keep `threshold`)."""
         if m.strong or m.query_has_error:
             return self.threshold
-        return dict(self.no_error_thresholds).get(m.kind, self.threshold)
+        return self._no_error_thresholds.get(m.kind, self.threshold)
+
+    @cached_property
+    def _no_error_thresholds(self) -> dict[str, float]:
+        return dict(self.no_error_thresholds)
+
+    @cached_property
+    def entity_weights(self) -> dict[str, float]:
+        return dict(self.w_entity)
 
 
 DEFAULT_POLICY = Policy()
@@ -116,17 +125,17 @@ class Match:
 def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = ()) -> Match:
     sig = None
     same_frames = False
-    doc_keys = {s.key: s for s in doc.signatures}
-    doc_frames = {s.frame_key for s in doc.signatures if s.frame_key}
-    for s in query.signatures:
-        if s.key in doc_keys:
-            sig = s
-            same_frames = s.frame_key is not None and s.frame_key in doc_frames
-            break
-    site = next((k for k in query.sites if k in doc.sites), None)
-    shared_rules = shared_diagnoses(query.rules, doc.rules)
+    if query.signatures and doc.signatures:
+        doc_keys = doc.signature_keys
+        for s in query.signatures:
+            if s.key in doc_keys:
+                sig = s
+                same_frames = s.frame_key is not None and s.frame_key in doc.frame_keys
+                break
+    site = next((k for k in query.sites if k in doc.sites), None) if query.sites and doc.sites else None
+    shared_rules = shared_diagnoses(query.rules, doc.rules) if query.rules and doc.rules else ()
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
-    shared_flags = tuple(f for f in query.flags if f in doc.flags)
+    shared_flags = tuple(f for f in query.flags if f in doc.flags) if query.flags and doc.flags else ()
     same_body = bool(query.body_key) and query.body_key == doc.body_key
     entities, entity_conflict = shared_entities(query.entities, doc.entities)
     return Match(text=text, signature=sig, same_frames=same_frames, site=site, shared_rules=shared_rules,
@@ -203,7 +212,7 @@ def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
     if not m.strong and m.query_terms < policy.min_text_terms:
         score *= m.query_terms / policy.min_text_terms
     if m.entities and not near_miss:
-        weights = dict(policy.w_entity)
+        weights = policy.entity_weights
         score += max(weights.get(e.strength, 0.0) for e in m.entities)
     if m.shared_rules or m.same_body:
         score += policy.w_rule

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from bot.dupes.normalise import normalise_message, short_type
 from bot.dupes.text import is_error_text
@@ -60,11 +60,11 @@ class Signature:
     frames: tuple[str, ...] = ()   # innermost vLLM frames, "file.py:function"
     display: str = ""     # the original first line, shortened, for reasons
 
-    @property
+    @cached_property
     def key(self) -> str:
         return "msg:" + _digest(f"{self.type}|{self.message}")
 
-    @property
+    @cached_property
     def frame_key(self) -> str | None:
         if not self.frames:
             return None

@@ -79,7 +79,7 @@ def _encode(weights: Iterable[float]) -> array:
 
 
 def _decode(ws: array) -> list[float]:
-    return [_DECODE[k] for k in ws] if ws.typecode == "H" else ws.tolist()
+    return list(map(_DECODE.__getitem__, ws)) if ws.typecode == "H" else ws.tolist()
 
 
 class _Postings:
@@ -198,9 +198,9 @@ class MemoryIndexStore:
         tids, kids = array("I"), array("I")
         tids.frombytes(tid_bytes)
         kids.frombytes(kid_bytes)
-        terms, names = self._terms, self._key_names
+        names = self._key_names
         return StoredIssue(number, title, state, url, created_at, duplicate_of,
-                           dict(zip([terms[t] for t in tids], _decode(weights), strict=True)),
+                           dict(zip(map(self._terms.__getitem__, tids), _decode(weights), strict=True)),
                            marshal.loads(meta) if isinstance(meta, bytes) else meta,
                            tuple(names[k] for k in kids))
 
@@ -229,10 +229,11 @@ class MemoryIndexStore:
 
     def df(self, terms: Sequence[str]) -> dict[str, int]:
         out = {}
+        term_ids, postings = self._term_ids, self._postings
         for t in terms:
-            plist = self._live(t)
-            if plist is not None and plist.numbers:
-                out[t] = len(plist.numbers)
+            tid = term_ids.get(t)
+            if tid is not None and (df := len(postings[tid].numbers)):
+                out[t] = df
         return out
 
     def _earlier(self, number: int, before: tuple[str, int]) -> bool:
