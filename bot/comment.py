@@ -36,6 +36,9 @@ MAX_COMMENT = 60_000          # GitHub refuses comments above 65,536 characters
 class Safe(str):
     """A string that is already neutralised (or is trusted template/rule data): printed as is."""
 
+    def __reduce__(self) -> tuple[type, tuple[str]]:   # pickled as Safe(text), not through copyreg
+        return Safe, (str(self),)
+
 
 def _finalize(value: Any) -> Any:
     if value is None:
@@ -172,31 +175,38 @@ def _url(url: str) -> str:
     return quote(url, safe=":/#+=-._~")
 
 
-def render_comment(
-    report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...],
-    number: int | None = None,
-) -> str | None:
-    """Markdown of the comment, or None when nothing useful is known. `number`: the issue's own number, which is
-    left out of the references."""
-    shown = commented_findings(findings)
-    dups = tuple(duplicates)[:MAX_DUPLICATES]
-    site = _site_view(report)
-    # a site alone is worth a comment only with something to do about it: no later release raises the message
-    if not shown and not dups and not needs_info and not (site and site["changed_since"]):
-        return None
-    context = {
-        "findings": [_finding_view(f, number) for f in shown],
-        "duplicates": [_candidate_view(c) for c in dups],
+def comment_context(report: Report, findings: tuple[Finding, ...], needs_info: tuple[str, ...],
+                    number: int | None = None) -> dict[str, Any]:
+    """What the comment shows besides the duplicates: it needs only the issue (replay builds it in its workers).
+    `number`: the issue's own number, which is left out of the references."""
+    return {
+        "findings": [_finding_view(f, number) for f in commented_findings(findings)],
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
         "report": _report_view(report),
-        "site": site,
+        "site": _site_view(report),
         "kind": Safe(nz.plain(report.kind, 20)),
         "environment_placeholder": report.environment_placeholder and not needs_info,
         # an environment was pasted (torch, GPUs) but it stops before the vLLM line: ask for the version only
         "version_only": bool(report.environment.torch_version and report.environment.gpus
                              and not report.environment.vllm_version and report.kind != "installation"),
     }
-    body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(**context)
+
+
+def render_comment(
+    report: Report, findings: tuple[Finding, ...], duplicates: tuple[Candidate, ...], needs_info: tuple[str, ...],
+    number: int | None = None, context: dict[str, Any] | None = None,
+) -> str | None:
+    """Markdown of the comment, or None when nothing useful is known. `number`: the issue's own number, which is
+    left out of the references. `context`: comment_context of the same arguments, when already built."""
+    if context is None:
+        context = comment_context(report, findings, needs_info, number)
+    dups = tuple(duplicates)[:MAX_DUPLICATES]
+    site = context["site"]
+    # a site alone is worth a comment only with something to do about it: no later release raises the message
+    if not context["findings"] and not dups and not needs_info and not (site and site["changed_since"]):
+        return None
+    body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(
+        **context, duplicates=[_candidate_view(c) for c in dups])
     body = _tidy(body)
     if len(body) > MAX_COMMENT:
         body = body[:MAX_COMMENT].rsplit("\n", 1)[0] + "\n\n…"

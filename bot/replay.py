@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from bot.comment import comment_context
 from bot.decision import Finding
 from bot.dupes.document import IssueDoc, build_doc, prebuilt
 from bot.export import ExportProblem, IssueRecord, read_export
@@ -85,12 +86,12 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
     raise-site index (read only; the workers inherit it by forking).
 
     With jobs > 1, parsing, rules, labels and the duplicate document (which need only the issue) run in that
-    many worker processes, in order; duplicates and the comment (which need the history) stay in this process.
-    Same output."""
+    many worker processes, in order, and so does the comment's context; the duplicate search and the comment
+    (which need the history) stay in this process. Same output."""
     start = time.perf_counter()
     with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None, sources=sources) as analysed:
-        for n, (issue, analysis) in enumerate(analysed, 1):
-            result = decide(issue.number, analysis, index)
+        for n, (issue, analysis, context) in enumerate(analysed, 1):
+            result = decide(issue.number, analysis, index, context)
             on_result(issue, result)
             summary.add(result)
             if index is not None:
@@ -124,10 +125,15 @@ CHUNK = 16        # issues per message from a worker
 AHEAD = 4         # messages a worker may have waiting before it pauses (bounded memory)
 
 
-def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None]:
+Analysed = tuple[Analysis, IssueDoc | None, dict[str, Any]]   # what a worker sends per issue
+
+
+def _analyse_one(issue: IssueRecord) -> Analysed:
     assert _WORKER_RULES is not None
     analysis = analyse(issue.title, issue.body, _WORKER_RULES, _WORKER_SOURCES, issue.created_at)
-    return analysis, build_doc(analysis.report, analysis.findings) if _WORKER_DOCS else None
+    report, findings = analysis.report, analysis.findings
+    return (analysis, build_doc(report, findings) if _WORKER_DOCS else None,
+            comment_context(report, findings, report.needs_info, issue.number))
 
 
 def _work(w: int, jobs: int, out: Any) -> None:
@@ -139,7 +145,7 @@ def _work(w: int, jobs: int, out: Any) -> None:
         out.put(("failed", traceback.format_exc()))
 
 
-def _chunk_from(inbox: Any, worker: Any) -> list[tuple[Analysis, IssueDoc | None]]:
+def _chunk_from(inbox: Any, worker: Any) -> list[Analysed]:
     while True:
         try:
             item = inbox.get(timeout=1.0)
@@ -153,7 +159,7 @@ def _chunk_from(inbox: Any, worker: Any) -> list[tuple[Analysis, IssueDoc | None
 
 
 def _in_order(issues: list[IssueRecord], inboxes: list[Any],
-              workers: list[Any]) -> Iterator[tuple[IssueRecord, Analysis]]:
+              workers: list[Any]) -> Iterator[tuple[IssueRecord, Analysis, dict[str, Any] | None]]:
     for c, start in enumerate(range(0, len(issues), CHUNK)):
         w = c % len(workers)
         batch = _chunk_from(inboxes[w], workers[w])
@@ -161,22 +167,24 @@ def _in_order(issues: list[IssueRecord], inboxes: list[Any],
             yield _received(issue, result)
 
 
-def _received(issue: IssueRecord, result: tuple[Analysis, IssueDoc | None]) -> tuple[IssueRecord, Analysis]:
-    analysis, doc = result
+def _received(issue: IssueRecord, result: Analysed) -> tuple[IssueRecord, Analysis, dict[str, Any] | None]:
+    analysis, doc, context = result
     if doc is not None:
         prebuilt(analysis.report, analysis.findings, doc)
-    return issue, analysis
+    return issue, analysis, context
 
 
 @contextmanager
 def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int, docs: bool = False,
-              sources: SourceIndex | None = None) -> Iterator[Iterator[tuple[IssueRecord, Analysis]]]:
-    """(issue, analysis) in order; with workers, each also builds the issue's duplicate document when `docs`.
+              sources: SourceIndex | None = None
+              ) -> Iterator[Iterator[tuple[IssueRecord, Analysis, dict[str, Any] | None]]]:
+    """(issue, analysis, comment context) in order; with workers, each also builds the issue's comment context
+    and, when `docs`, its duplicate document (without workers, decide builds the comment context).
 
     Worker w analyses chunks w, w + jobs, … and sends each as one message on its own queue; this process reads
     the queues in turn, in its own thread (no pool threads competing with the duplicate search for the GIL)."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield ((issue, analyse(issue.title, issue.body, rules, sources, issue.created_at)) for issue in issues)
+        yield ((issue, analyse(issue.title, issue.body, rules, sources, issue.created_at), None) for issue in issues)
         return
     global _WORKER_RULES, _WORKER_SOURCES, _WORKER_DOCS, _WORKER_ISSUES
     _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking

@@ -86,11 +86,13 @@ def analyse(title: str | None, body: str | None, rules: RuleSet, sources: Source
     return Analysis(report, findings, labels)
 
 
-def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None) -> Triage:
-    """Duplicates (which depend on the history) and the comment."""
+def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None,
+           comment_context: dict[str, Any] | None = None) -> Triage:
+    """Duplicates (which depend on the history) and the comment. `comment_context`: the comment's context
+    (bot.comment.comment_context of this issue) when it was built already."""
     report, findings = analysis.report, analysis.findings
     duplicates, related = similar_issues(similar, report, findings, number) if similar is not None else ((), ())
-    comment = render_comment(report, findings, duplicates, report.needs_info, number=number)
+    comment = render_comment(report, findings, duplicates, report.needs_info, number=number, context=comment_context)
     decision = Decision(labels=analysis.labels, findings=findings, needs_info=report.needs_info,
                         duplicates=duplicates, comment=comment, related=related)
     return Triage(number, report, decision)
