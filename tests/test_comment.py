@@ -3,13 +3,14 @@ nothing from the issue can ping, inject HTML or fake the bot's marker."""
 
 from __future__ import annotations
 
+import pickle
 import re
 from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.comment import MARKER, render_comment
+from bot.comment import MARKER, Safe, comment_context, render_comment
 from bot.decision import Candidate, Evidence, Finding
 from bot.report import parse
 from bot.report.model import RaiseSite
@@ -172,6 +173,19 @@ def test_duplicates_alone_make_a_comment_that_links_them() -> None:
     assert "same problem as #120, #77" in out
     assert "- #120 (open) PP + MTP fails: same error signature" in out
     assert "- #77 (closed): similar title (found through #90" in out
+
+
+def test_a_context_built_beforehand_and_pickled_renders_the_same_comment() -> None:
+    """Replay's workers build the comment context and send it pickled; the main process renders with it."""
+    report = parse(SEED_TITLE, SEED_BODY)
+    dup = Candidate(number=120, score=0.8, reason="same error signature", title="PP + MTP fails", state="open")
+    cases = [((seed_finding(),), (dup,), ()), ((seed_finding(),), (), ("environment",)), ((), (dup,), ()),
+             ((), (), ()), ((seed_finding(confidence=0.4),), (), ())]
+    for findings, dups, needs_info in cases:
+        context = pickle.loads(pickle.dumps(comment_context(report, findings, needs_info, number=36643)))
+        assert isinstance(context["kind"], Safe)
+        assert render_comment(report, findings, dups, needs_info, number=36643, context=context) == \
+            render_comment(report, findings, dups, needs_info, number=36643)
 
 
 # -- nothing from the issue can ping, inject HTML or fake the marker -------------------------------------------
