@@ -230,8 +230,9 @@ WORDS: tuple[Word, ...] = (
     # the server's answer: a 4xx is the server judging the request; "bad request" says it in words
     Word("frontend", r"\b(400|422)\b[^\n]{0,3}(bad request|unprocessable)|\bbad ?request(error)?\b|"
                      r"\binvalid_request_error\b|\b401\b[^\n]{0,3}unauthori[sz]ed\b(?![^\n]{0,40}(hugging|hf|hub|url))"),
-    # a 500 / an exception in the ASGI app is where the failure surfaced, not yet what it is about
-    Word("frontend", r"\binternal server error\b|\bexception in asgi\b|\b500 (error|status)\b", 0.5, 0.3),
+    # a 500 / an exception in the ASGI app: in the title it is what the reporter saw fail, the server's answer; in the
+    # description only where some failure surfaced
+    Word("frontend", r"\binternal server error\b|\bexception in asgi\b|\b500 (error|status)\b", 1.0, 0.3),
     Word("frontend", r"\bprometheus\b|\bgrafana\b|\bvllm:\w+|\bhttp_\w*\*?\W{0,2}metrics\b|"
                      r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b"),
     Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),

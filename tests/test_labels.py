@@ -522,9 +522,17 @@ INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request
     ("[Bug]: the api_server started but can't be accessed from another machine", "It listens on port 8000."),
     ("[Bug]: API returns a single result despite n=8", "Only one choice comes back."),
     ("[Usage]: more than 1 completion per prompt with sampling?", "How do I get several answers?"),
+    # the server's failed answer is what the title reports
+    ("[Bug]: Exception in ASGI application after an hour of traffic", "The log shows a long traceback."),
+    ("[Bug]: several routes answer 500 Internal Server Error", "Health works."),
 ])
 def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -> None:
     assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
+
+
+def test_a_500_only_in_the_description_is_not_enough() -> None:
+    assert "frontend" not in _labels("[Bug]: the engine dies after an hour",
+                                     "### 🐛 Describe the bug\n\nThe client then gets 500 Internal Server Error.\n")
 
 
 def _crash(exc: ExceptionInfo) -> Report:
