@@ -35,10 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import re2
-
 from bot.decision import Finding
-from bot.literals import needles
+from bot.matchset import MatchSet
 from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
 from bot.subject import (
@@ -479,53 +477,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.ASCII)
 
 
-def _may_match(low: str, strings: tuple[str, ...] | None) -> bool:
-    return strings is None or any(s in low for s in strings)
-
-
-class _Needles:
-    """Which patterns' needles (bot.literals.needles) a lower-cased text holds, from one pass of an RE2 Set of
-    every needle instead of a substring scan per needle and pattern."""
-
-    def __init__(self, lists: list[tuple[str, ...] | None]) -> None:
-        strings = sorted({s for n in lists if n for s in n})
-        index = {s: i for i, s in enumerate(strings)}
-        self.lists = lists
-        self.ids = [None if n is None else frozenset(index[s] for s in n) for n in lists]
-        options = re2.Options()
-        options.log_errors = False
-        self.set = re2.Set.SearchSet(options)
-        for s in strings:
-            self.set.Add(re2.escape(s.encode("utf-8")))
-        self.sentinel = self.set.Add(rb"\A")   # always matches: a result without it means the Set gave up
-        self.set.Compile()
-        self.always = frozenset(k for k, n in enumerate(lists) if n is None)
-        self.by_id: dict[int, list[int]] = {}    # needle id -> the patterns holding it
-        for k, ids in enumerate(self.ids):
-            for i in ids or ():
-                self.by_id.setdefault(i, []).append(k)
-
-    def possible(self, low: str) -> set[int]:
-        """The patterns k whose needles leave a match in `low` possible (as `_may_match`)."""
-        try:
-            found = self.set.Match(low.encode("utf-8"))
-        except UnicodeEncodeError:   # a lone surrogate: scan as before
-            found = None
-        if not found or self.sentinel not in found:
-            return {k for k, n in enumerate(self.lists) if _may_match(low, n)}
-        out = set(self.always)
-        by_id = self.by_id
-        for i in found:
-            out.update(by_id.get(i, ()))
-        return out
-
-
 _WORDS = [(w, _compile(w.pattern)) for w in WORDS]
 _FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
-_WORD_NEEDLES = [needles(w.pattern) for w in WORDS]
-_FAILURE_NEEDLES = [needles(p.pattern) for p in FAILURE]
-_WORD_SET = _Needles(_WORD_NEEDLES)
-_FAILURE_SET = _Needles(_FAILURE_NEEDLES)
+# which of them match a text: one RE2 Set pass (bot/matchset.py), the same answers as searching each
+_WORD_MATCH = MatchSet([w.pattern for w in WORDS])
+_FAILURE_MATCH = MatchSet([p.pattern for p in FAILURE])
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern), re.compile(f.function) if f.function else None) for f in FRAMES]
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
@@ -591,23 +547,23 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if _placeholder_title(title) and prose:
         title = prose.split("\n", 1)[0].strip(" *#_>")  # the reporter's first line stands in for a placeholder title
     title, prose = _WORDING.correct(title), _WORDING.correct(prose)
-    title_low, prose_low = title.lower(), prose.lower()
     # what only says which model ran (a quantization format in its id, "a VLM") or the KV cache's type is not what
     # the report is about: the title counts it when the model is the subject, the prose not at all
     kv_title = without_kv_cache_type(title)
     plain = {"quantization": without_model_id_formats(kv_title), "multi-modality": without_model_kind(title)}
     quant_prose = without_model_id_formats(without_kv_cache_type(prose))
+    in_title, in_prose = _words_in(title, title), _words_in(prose, prose)
+    in_plain = {topic: _words_in(text, title, in_title) for topic, text in plain.items()}
+    in_kv_title = _words_in(kv_title, title, in_title)
+    in_quant_prose = _words_in(quant_prose, prose, in_prose)
     model_only: set[str] = set()
-    in_title, in_prose = _WORD_SET.possible(title_low), _WORD_SET.possible(prose_low)
-    for k in sorted(in_title | in_prose):
-        word, rx = _WORDS[k]
-        t = plain.get(word.topic, title)
-        p = quant_prose if word.topic == "quantization" else prose
-        if t and k in in_title and rx.search(t):
+    for k in sorted(in_title | in_prose | in_kv_title | in_quant_prose | set().union(*in_plain.values())):
+        word = WORDS[k]
+        if k in in_plain.get(word.topic, in_title):
             s.add(word.topic, "title", word.title)
-        elif word.topic in plain and title and k in in_title and rx.search(kv_title):
+        elif word.topic in plain and k in in_kv_title:
             model_only.add(word.topic)
-        if p and k in in_prose and rx.search(p):
+        if k in (in_quant_prose if word.topic == "quantization" else in_prose):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
     title_topics = _title_topics(s)
@@ -620,15 +576,12 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             s.add(topic, "model", 0.5)
 
     for text in _failure_texts(report):
-        for k in sorted(_FAILURE_SET.possible(text.lower())):
-            pat, rx = _FAILURE[k]
-            if rx.search(text):
-                s.add(pat.topic, "failure", pat.weight)
+        for k in _FAILURE_MATCH.matching(text):
+            s.add(FAILURE[k].topic, "failure", FAILURE[k].weight)
     if title:  # titles often quote the error; only the unambiguous failure patterns count there
-        for k in sorted(_FAILURE_SET.possible(title_low)):
-            pat, rx = _FAILURE[k]
-            if pat.weight >= THRESHOLD and rx.search(title):
-                s.add(pat.topic, "title", pat.weight)
+        for k in _FAILURE_MATCH.matching(title):
+            if FAILURE[k].weight >= THRESHOLD:
+                s.add(FAILURE[k].topic, "title", FAILURE[k].weight)
     root = report.root_cause
     if root is not None:
         for pat, rx in _EXC_TYPES:
@@ -675,6 +628,16 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if nvidia and "finding" not in nvidia and _not_nvidia(report):
         del s.by_topic["nvidia-compat"]
     return s.by_topic
+
+
+def _words_in(text: str, base: str, base_words: set[int] | None = None) -> set[int]:
+    """The WORDS patterns matching `text`, a `base` text with some words blanked out (`base_words`: those matching
+    `base`, kept when nothing was blanked)."""
+    if not text:
+        return set()
+    if base_words is not None and text == base:
+        return base_words
+    return _WORD_MATCH.matching(text)
 
 
 _CORROBORATED = frozenset({"finding", "kind", "title", "failure", "frame", "flag", "subject"})

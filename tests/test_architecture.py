@@ -15,8 +15,8 @@ BOT = ROOT / "bot"
 # The map of docs/architecture.md: each part of bot and the parts of bot it may import (itself included).
 # A module belongs to the longest prefix listed; a module outside every part but `bot` itself fails: place it.
 CORE = ("bot.report", "bot.rules", "bot.decision", "bot.labels", "bot.subject", "bot.wording", "bot.literals",
-        "bot.glossary", "bot.comment", "bot.neutralise", "bot.validtext", "bot.paths", "bot.isotime", "bot.triage",
-        "bot.dupes", "bot.sources")
+        "bot.matchset", "bot.glossary", "bot.comment", "bot.neutralise", "bot.validtext", "bot.paths", "bot.isotime",
+        "bot.triage", "bot.dupes", "bot.sources")
 OFFLINE = ("bot.export", "bot.replay", "bot.explain", "bot.dupes.history", "bot.sources.sdists",
            "bot.sources.archive", "bot.sources.build")
 PARTS: dict[str, tuple[str, ...]] = {

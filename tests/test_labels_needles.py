@@ -1,4 +1,5 @@
-"""The literal pre-check of the label patterns: a text without any of a pattern's needles never matches it."""
+"""The literal pre-check of the label patterns (bot/matchset.py searches a pattern's Python-only alternatives only
+when a needle is there): a text without any of a pattern's needles never matches it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.labels import _FAILURE_NEEDLES, _FAILURE_SET, _WORD_NEEDLES, _WORD_SET, FAILURE, WORDS, _may_match
+from bot.labels import FAILURE, WORDS
 from bot.literals import needles
 
 PATTERNS = [w.pattern for w in WORDS] + [p.pattern for p in FAILURE]
@@ -19,6 +20,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WORDS_IN_PATTERNS = sorted({w for p in PATTERNS for w in re.findall(r"[A-Za-z_]{2,}|\d+", p)})
 PIECES = [*WORDS_IN_PATTERNS, *(w.upper() for w in WORDS_IN_PATTERNS[::3]), " ", "-", "_", ".", "/", "=", "2", "\n",
           "K", "İ", "é"]
+
+
+def _may_match(low: str, strings: tuple[str, ...] | None) -> bool:
+    return strings is None or any(s in low for s in strings)
 
 
 def _agree(text: str) -> None:
@@ -50,11 +55,3 @@ def test_needles_of_some_patterns():
     assert needles(r"cuda|\d+") is None                      # one branch requires nothing
     assert not _may_match("a cpu", ("gpu", "tpu")) and _may_match("a TPU".lower(), ("tpu",))
 
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([*PIECES, "多模态", "流式", "\ud800"]), max_size=12).map(" ".join))
-def test_the_needle_set_answers_as_the_substring_scan(text):
-    low = text.lower()
-    for needle_set, lists in ((_WORD_SET, _WORD_NEEDLES), (_FAILURE_SET, _FAILURE_NEEDLES)):
-        test = needle_set.possible(low).__contains__
-        assert [test(k) for k in range(len(lists))] == [_may_match(low, n) for n in lists]

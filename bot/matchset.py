@@ -1,0 +1,186 @@
+"""Which of many Python patterns match a text, from one pass of an RE2 Set: exactly the patterns `k` for which
+`re.compile(patterns[k], flags).search(text)` finds a match, at the cost of one pass instead of one search each.
+
+Each pattern's top-level alternatives are read apart. The alternatives RE2 matches as Python `re` does go into
+one RE2 Set; the others (lookarounds, `$`, back-references, `{,n}`, …) stay Python patterns, searched only when
+the Set finds one of the literal strings every match of them contains (`bot.literals.needles`). A text on which
+RE2 could read a character otherwise than `re` is searched with the Python patterns, as is every text when the Set
+gives up (its memory budget):
+
+* RE2's case folding adds U+017F (long s) and U+212A (Kelvin sign) to `s` and `k`; `re.ASCII` does not;
+* RE2's `\\s` lacks `\\v`, and Unicode `re` patterns also take `\\x1c`-`\\x1f` and non-ASCII characters for
+  spaces, word characters and digits: those patterns take the Set only over ASCII text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import re2
+
+from bot.literals import needles
+
+# characters on which RE2 may disagree with `re` (see the module's docstring)
+_ASCII_MODE_UNSAFE = ("\x0b", "\u017f", "\u212a")
+_UNICODE_MODE_UNSAFE = ("\x0b", "\x1c", "\x1d", "\x1e", "\x1f")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+_GLOBAL_FLAG = re.compile(r"\(\?[a-zA-Z-]+\)")
+MAX_MEM = 64 << 20
+# an alternative with a longer counted repetition (`.{0,60}`) stays a Python pattern: in the Set its DFA states
+# multiply with every other pattern's, and on reports unlike the ones seen before the DFA is rebuilt text by text
+MAX_COUNT = 12
+_COUNTS = re.compile(r"\{\d*,(\d+)\}")
+
+
+def alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of `pattern`, as written (`a|(b|c)|[|]` -> `a`, `(b|c)`, `[|]`)."""
+    out: list[str] = []
+    depth, start, i, in_class = 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            i += 1
+            if pattern[i:i + 1] == "^":
+                i += 1
+            if pattern[i:i + 1] == "]":   # a `]` first in a class is a literal
+                i += 1
+            continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    out.append(pattern[start:])
+    return out
+
+
+def _outside_classes(pattern: str) -> str:
+    """`pattern` with the insides of its character classes and escaped characters blanked out."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append("\\" + (pattern[i + 1:i + 2] if not in_class else "_"))
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+                out.append(c)
+            elif c == "[" and pattern[i + 1:i + 2] == ":":
+                out.append("[:")   # a POSIX class to RE2, literal characters to `re`
+            else:
+                out.append("_")
+        elif c == "[":
+            in_class = True
+            out.append(c)
+            j = i + 1 + (pattern[i + 1:i + 2] == "^")
+            if pattern[j:j + 1] == "]":
+                out.append("_" * (j - i))
+                i = j
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def re2_reads_alike(alternative: str) -> bool:
+    """RE2 matches `alternative` exactly where `re` does (on the texts `MatchSet` gives it)."""
+    bare = _outside_classes(alternative)
+    if _LOOKAROUND.search(bare) or "$" in bare or "{," in bare or "[:" in bare or "\\Z" in bare:
+        return False
+    if re.search(r"\\[0-9]", bare) or "(?" in bare.replace("(?:", "").replace("(?P<", "").replace(
+            "(?i:", "").replace("(?-i:", ""):
+        return False   # back-references; inline flags other than a scoped `i`
+    if any(c.lower() != c.upper() and not c.isascii() for c in alternative):
+        return False   # a cased non-ASCII letter: RE2 folds its case, `re.ASCII` does not
+    try:
+        re2.compile(alternative)
+    except re2.error:
+        return False
+    return True
+
+
+def _max_count(alternative: str) -> int:
+    return max((int(n) for n in _COUNTS.findall(alternative)), default=0)
+
+
+class MatchSet:
+    """The patterns `k` whose `re.compile(patterns[k], flags)` has a match in a text (`matching`)."""
+
+    def __init__(self, patterns: Sequence[str], flags: int = re.IGNORECASE | re.ASCII) -> None:
+        self.compiled = [re.compile(p, flags) for p in patterns]
+        self._unsafe = _ASCII_MODE_UNSAFE if flags & re.ASCII else _UNICODE_MODE_UNSAFE
+        self._ascii_only = not flags & re.ASCII
+        options = re2.Options()
+        options.log_errors = False
+        options.case_sensitive = not flags & re.IGNORECASE
+        options.max_mem = MAX_MEM
+        self._set = re2.Set.SearchSet(options)
+        self._found_by: dict[int, int] = {}              # Set entry -> the pattern an alternative of it matched
+        self._needed_by: dict[int, list[int]] = {}       # Set entry (a needle) -> patterns whose rest may match
+        self.rest: dict[int, re.Pattern[str]] = {}       # pattern -> its alternatives the Set does not read
+        self._always: list[int] = []                     # patterns whose rest has no needle: always searched
+        needle_ids: dict[str, int] = {}
+        for k, pattern in enumerate(patterns):
+            kept: list[str] = []
+            # a global inline flag (`(?i)…`) holds for every alternative: the pattern is not read apart
+            split = alternatives(pattern) if not _GLOBAL_FLAG.search(_outside_classes(pattern)) else []
+            for alternative in split or [pattern]:
+                if re2_reads_alike(alternative) and _max_count(alternative) <= MAX_COUNT:
+                    self._found_by[self._set.Add(alternative.encode("utf-8"))] = k
+                else:
+                    kept.append(alternative)
+            if not kept:
+                continue
+            rest = "|".join(kept)
+            self.rest[k] = re.compile(rest, flags)
+            strings = needles(rest) if flags & re.IGNORECASE else None
+            if strings is None:
+                self._always.append(k)
+                continue
+            for s in strings:
+                if s not in needle_ids:
+                    needle_ids[s] = self._set.Add(re2.escape(s.encode("utf-8")))
+                self._needed_by.setdefault(needle_ids[s], []).append(k)
+        self._sentinel = self._set.Add(rb"\A")   # always matches: a result without it means the Set gave up
+        self._set.Compile()
+
+    def matching(self, text: str) -> set[int]:
+        """The patterns with a match in `text`."""
+        found = self._match(text)
+        if found is None:
+            return {k for k, rx in enumerate(self.compiled) if rx.search(text)}
+        out = {self._found_by[i] for i in found if i in self._found_by}
+        maybe = set(self._always)
+        for i in found:
+            maybe.update(self._needed_by.get(i, ()))
+        maybe -= out
+        for k in maybe:
+            if self.rest[k].search(text):
+                out.add(k)
+        return out
+
+    def _match(self, text: str) -> list[int] | None:
+        """The Set's entries found in `text`, or None when the Set cannot answer for it."""
+        if (self._ascii_only and not text.isascii()) or any(c in text for c in self._unsafe):
+            return None
+        try:
+            found = self._set.Match(text.encode("utf-8"))
+        except UnicodeEncodeError:   # a lone surrogate
+            return None
+        if not found or self._sentinel not in found:
+            return None
+        return found
