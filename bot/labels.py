@@ -108,7 +108,7 @@ WORDS: tuple[Word, ...] = (
                             r"\b(multiple|several|more than \d+|[2-8]) gpus\b", 1.0, 0.3),
     # (and the Ray executor's classes: RayWorkerWrapper, RayDistributedExecutor)
     Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\bray\w{0,20}(worker|executor|actor)\w*|"
-                r"\bkuberay\b"),
+                r"\bkuberay\b|\b(worker|engine)[-_]use[-_]ray\b(?!\W{0,3}[=:]\W{0,3}false)"),
     # saying the deployment spans nodes is the reporter's own setup, not a passing word
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
@@ -116,9 +116,10 @@ WORDS: tuple[Word, ...] = (
     # `ray start --head` / `--address`: the reporter built a Ray cluster
     Word("ray", r"\bray start\b", 1.0, 1.0),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
-                         r"w4a8|compressed[-_ ]tensors|marlin|fp8)\b"),
+                         r"w4a8|compressed[-_ ]tensors|marlin|fp8|deep[-_ ]?gemm)\b"),
+    # (DeepEP, PPLX: the all-to-all kernels of expert parallelism)
     Word("moe", r"\bmoe\b|(?-i:\bEP\b)(?!\s*rank)|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|"
-                r"\bfused[-_ ]?moe\b|[a-z0-9]moe\b"),
+                r"\bfused[-_ ]?moe\b|[a-z0-9]moe\b|\bdeep[-_ ]?ep\b|\bpplx\b|\ball[-_ ]?2[-_ ]?all\b"),
     # a model named by its id: "-A3B" active-parameter names, expert counts, and the MoE families (in the title, it
     # is the subject unless the title is about a feature the model went through: bot/subject.py)
     Word("moe", MOE_MODELS, 0.0, 0.3),

@@ -232,6 +232,10 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Usage]: 部署Qwen3-8B时No available memory for the cache blocks", {"memory"}, {"kv-cache"}),
     ("[Bug]: Mixtral-8x7B slower than expected", {"performance"}, set()),
     ("[Feature]: Support prefix caching for Mamba models", {"kv-cache"}, set()),
+    # the old switch that put the workers on Ray; expert parallelism's all-to-all kernels; DeepGEMM's FP8 kernels
+    ("[Bug]: with worker_use_ray and tensor_parallel_size 2 the process hangs", {"ray"}, set()),
+    ("[Bug]: all2all hangs with DeepEP on two nodes", {"moe"}, set()),
+    ("[Bug]: DeepGEMM fails at start-up with Qwen3", {"quantization"}, set()),
     # the Ray executor's own class names
     ("[Bug]: generation hangs with RayDistributedExecutor after a few hours", {"ray"}, set()),
     ("[Bug]: RayWorkerWrapper dies at start-up", {"ray"}, set()),
@@ -528,6 +532,11 @@ INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request
 ])
 def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -> None:
     assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
+
+
+def test_a_switched_off_ray_option_is_not_ray() -> None:
+    assert "ray" not in _labels("[Bug]: the server hangs at start-up",
+                                "### 🐛 Describe the bug\n\nI run it with worker_use_ray=False and TP 1.\n")
 
 
 def test_a_500_only_in_the_description_is_not_enough() -> None:
