@@ -251,6 +251,9 @@ def _os_from_prose(lines: list[str], low: str | None = None) -> str | None:
     """`low`: the lines joined, lower-case (when none of the words is in it, nothing is read line by line)."""
     if low is not None and not any(hint in low for hint in _OS_HINTS):
         return None
+    # a word absent from the whole text is in no line of it
+    words = _OS_WORDS[2:] if low is None else tuple((w, name) for w, name in _OS_WORDS[2:] if w in low)
+    drive = low is None or ":\\" in low   # every _WIN_PATH_RE match holds `:\`
     first: str | None = None
     path_hint: str | None = None
     for line in lines:
@@ -260,12 +263,12 @@ def _os_from_prose(lines: list[str], low: str | None = None) -> str | None:
         if "microsoft-standard" in low:
             return "wsl"
         if first is None:
-            for word, name in _OS_WORDS[2:]:
+            for word, name in words:
                 if word in low and _word_hit(low, word):
                     first = name
                     break
         if path_hint is None:
-            if _WIN_PATH_RE.search(line):
+            if drive and _WIN_PATH_RE.search(line):
                 path_hint = "windows"
             elif "/users/" in low and ("/opt/homebrew" in low or "/library/" in low or ".venv" in low
                                        or "site-packages" in low):
@@ -328,7 +331,7 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
         gpus = [ce.get("intel_gpus") or ""]
     hw.gpus = gpus or _gpus_from_smi(lines) or _prose_gpus(prose)
 
-    hw.platform = _platform(ce, hw, lines, prose, vllm_version)
+    hw.platform = _platform(ce, hw, lines, prose, vllm_version, low)
     hw.os = _os_from_collect_env(ce) or _os_from_prose(prose, low)
 
     py = ce.get("python")
@@ -351,6 +354,8 @@ def _named_platform(title: str, lines: list[str]) -> str | None:
     m = _TITLE_TAG_RE.search(title)
     if m:
         return _TAG_PLATFORM.get(m.group(1).lower())
+    if "VLLM_TARGET_DEVICE" not in "\n".join(lines).upper():   # in no line then
+        return None
     for line in lines:
         if "VLLM_TARGET_DEVICE" in line.upper():
             m = _TARGET_DEVICE_RE.search(line)
@@ -359,7 +364,11 @@ def _named_platform(title: str, lines: list[str]) -> str | None:
     return None
 
 
-def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], vllm_version: str | None) -> str | None:
+_PLATFORM_WORDS = ("rocm", "tpu", "xpu", "cpu backend", "vllm_target_device=cpu", "cpu-only", "cpu only")
+
+
+def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], vllm_version: str | None,
+              prose_low: str) -> str | None:
     for line in lines:
         if "detected platform" in line:
             m = _PLATFORM_RE.search(line)
@@ -385,7 +394,8 @@ def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], 
     by_gpu = _platform_of_gpus(hw.gpus)
     if by_gpu:
         return by_gpu
-    for line in prose:
+    # `prose_low`: the prose joined, lower-case; a word absent from it is in no line
+    for line in prose if any(w in prose_low for w in _PLATFORM_WORDS) else ():
         low = line.lower()
         if "rocm" in low and _word_hit(low, "rocm"):
             return "rocm"

@@ -37,7 +37,7 @@ _MAX_LINE = 2000
 
 
 def _norm_heading(text: str) -> str:
-    kept = "".join(c for c in text if c.isascii())
+    kept = text if text.isascii() else "".join(c for c in text if c.isascii())
     return " ".join(kept.split()).lower()
 
 
