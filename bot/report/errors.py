@@ -9,8 +9,9 @@ import builtins
 import re
 
 # `Type: message`, `module.Type: message`, `Type` alone, `ray.exceptions.RayTaskError(ValueError): …`
+# (the type's words are possessive: giving back a word character can never let what follows match)
 EXC_LINE = re.compile(
-    r"(?P<type>[A-Za-z_]\w{0,120}(?:\.[A-Za-z_]\w{0,120}){0,10})"
+    r"(?P<type>[A-Za-z_]\w{0,120}+(?:\.[A-Za-z_]\w{0,120}+){0,10}+)"
     r"(?:\((?P<inner>[A-Za-z_][\w.]{0,200})\))?"
     r"(?::[ \t]?(?P<msg>.*)|[ \t]*)$"
 )

@@ -69,14 +69,15 @@ def section_spans(lines: list[str] | tuple[str, ...]) -> list[tuple[str, int, in
     fence: str | None = None
     current: tuple[str, int] | None = None
     for i, line in enumerate(lines):
-        s = line[:_MAX_LINE].strip()
-        if s.startswith("```") or s.startswith("~~~"):
-            mark = s[:3]
-            if fence is None:
-                fence = mark
-            elif mark == fence and s.strip("`~ ") == "":
-                fence = None
-            continue
+        if "```" in line or "~~~" in line:
+            s = line[:_MAX_LINE].strip()
+            if s.startswith("```") or s.startswith("~~~"):
+                mark = s[:3]
+                if fence is None:
+                    fence = mark
+                elif mark == fence and s.strip("`~ ") == "":
+                    fence = None
+                continue
         if not line.startswith("### "):
             continue
         heading = line[4:_MAX_LINE].strip()
@@ -146,7 +147,8 @@ def description_text(body: str, sections: tuple[Section, ...]) -> str:
     for start, end in dumps:
         for i in range(start, end):
             keep[i] = False
-    out = [line for i, line in enumerate(lines) if keep[i] and not _CHECKLIST_RE.match(line[:_MAX_LINE])]
+    out = [line for i, line in enumerate(lines)
+           if keep[i] and not ("[" in line and _CHECKLIST_RE.match(line[:_MAX_LINE]))]
     return "\n".join(_drop_empty_wrappers(out)).strip()
 
 
@@ -160,6 +162,9 @@ def _drop_empty_wrappers(lines: list[str]) -> list[str]:
     fence: int | None = None
     details: list[int] = []
     for line in lines:
+        if "`" not in line and "~" not in line and "<" not in line:   # no fence, no `<details>`
+            out.append(line)
+            continue
         s = line[:_MAX_LINE].strip()
         if s.startswith(("```", "~~~")):
             if fence is None:

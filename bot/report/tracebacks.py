@@ -222,7 +222,7 @@ class _Extractor:
         tb = self.open.get(key)
         if stripped.startswith(("```", "~~~")):
             self.in_fence = not self.in_fence
-        if self.anchor is None and has_anchor(stripped):
+        if self.anchor is None and ("Engine" in stripped or "WorkerProc" in stripped) and has_anchor(stripped):
             self.anchor = i
 
         undecorated = stripped.lstrip(_DECOR)

@@ -239,3 +239,18 @@ def test_strong_marker_check_is_the_strong_half_of_envish(text):
     s = text.strip()
     if s:
         assert _strong(s) == _envish(s)[1]
+
+
+EXC_PIECES = ["ValueError", "torch", ".", "_", ":", " ", "\t", "(", ")", "RayTaskError", "x", "a" * 125, "\n", "é",
+              "msg", "1"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(EXC_PIECES), max_size=12).map("".join))
+def test_exception_line_type_matched_possessively_like_with_backtracking(text):
+    from bot.report.errors import EXC_LINE
+
+    backtracking = re.compile(EXC_LINE.pattern.replace("}+", "}"))
+    assert backtracking.pattern != EXC_LINE.pattern
+    m, b = EXC_LINE.match(text), backtracking.match(text)
+    assert (m and m.groupdict()) == (b and b.groupdict())
