@@ -175,11 +175,18 @@ def _url(url: str) -> str:
     return quote(url, safe=":/#+=-._~")
 
 
+# comment.md.j2 is these blocks, in this order; the history-free ones do not read `duplicates`
+BLOCKS = ("summary", "known", "duplicates", "rest")
+HISTORY_FREE_BLOCKS = ("known", "rest")
+PRERENDERED = "prerendered"
+
+
 def comment_context(report: Report, findings: tuple[Finding, ...], needs_info: tuple[str, ...],
-                    number: int | None = None) -> dict[str, Any]:
+                    number: int | None = None, prerender: bool = False) -> dict[str, Any]:
     """What the comment shows besides the duplicates: it needs only the issue (replay builds it in its workers).
-    `number`: the issue's own number, which is left out of the references."""
-    return {
+    `number`: the issue's own number, which is left out of the references. With `prerender`, the template's
+    history-free blocks are rendered too when the comment is made whatever the duplicates."""
+    context = {
         "findings": [_finding_view(f, number) for f in commented_findings(findings)],
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
         "report": _report_view(report),
@@ -190,6 +197,22 @@ def comment_context(report: Report, findings: tuple[Finding, ...], needs_info: t
         "version_only": bool(report.environment.torch_version and report.environment.gpus
                              and not report.environment.vllm_version and report.kind != "installation"),
     }
+    if prerender and _says_something(context):
+        template = _template()
+        variables = template.new_context({**context, "duplicates": []})
+        context[PRERENDERED] = {name: "".join(template.blocks[name](variables)) for name in HISTORY_FREE_BLOCKS}
+    return context
+
+
+def _says_something(context: dict[str, Any]) -> bool:
+    """Whether the comment is worth making without duplicates; a site alone only with something to do about it:
+    no later release raises the message."""
+    site = context["site"]
+    return bool(context["findings"] or context["needs_info"] or (site and site["changed_since"]))
+
+
+def _template() -> Any:
+    return _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE)
 
 
 def render_comment(
@@ -201,12 +224,17 @@ def render_comment(
     if context is None:
         context = comment_context(report, findings, needs_info, number)
     dups = tuple(duplicates)[:MAX_DUPLICATES]
-    site = context["site"]
-    # a site alone is worth a comment only with something to do about it: no later release raises the message
-    if not context["findings"] and not dups and not needs_info and not (site and site["changed_since"]):
+    if not dups and not _says_something(context):
         return None
-    body = _environment(str(TEMPLATES_DIR)).get_template(TEMPLATE).render(
-        **context, duplicates=[_candidate_view(c) for c in dups])
+    variables = {**context, "duplicates": [_candidate_view(c) for c in dups]}
+    template = _template()
+    prerendered = context.get(PRERENDERED)
+    if prerendered is None:
+        body = template.render(variables)
+    else:
+        blocks = template.new_context(variables)
+        body = "".join(prerendered[name] if name in prerendered else "".join(template.blocks[name](blocks))
+                       for name in BLOCKS)
     body = _tidy(body)
     if len(body) > MAX_COMMENT:
         body = body[:MAX_COMMENT].rsplit("\n", 1)[0] + "\n\n…"

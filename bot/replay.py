@@ -133,7 +133,7 @@ def _analyse_one(issue: IssueRecord) -> Analysed:
     analysis = analyse(issue.title, issue.body, _WORKER_RULES, _WORKER_SOURCES, issue.created_at)
     report, findings = analysis.report, analysis.findings
     return (analysis, build_doc(report, findings) if _WORKER_DOCS else None,
-            comment_context(report, findings, report.needs_info, issue.number))
+            comment_context(report, findings, report.needs_info, issue.number, prerender=True))
 
 
 def _work(w: int, jobs: int, out: Any) -> None:

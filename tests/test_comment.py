@@ -10,7 +10,16 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.comment import MARKER, Safe, comment_context, render_comment
+from bot.comment import (
+    BLOCKS,
+    HISTORY_FREE_BLOCKS,
+    MARKER,
+    PRERENDERED,
+    Safe,
+    _template,
+    comment_context,
+    render_comment,
+)
 from bot.decision import Candidate, Evidence, Finding
 from bot.report import parse
 from bot.report.model import RaiseSite
@@ -181,11 +190,22 @@ def test_a_context_built_beforehand_and_pickled_renders_the_same_comment() -> No
     dup = Candidate(number=120, score=0.8, reason="same error signature", title="PP + MTP fails", state="open")
     cases = [((seed_finding(),), (dup,), ()), ((seed_finding(),), (), ("environment",)), ((), (dup,), ()),
              ((), (), ()), ((seed_finding(confidence=0.4),), (), ())]
+    prerendered = 0
     for findings, dups, needs_info in cases:
-        context = pickle.loads(pickle.dumps(comment_context(report, findings, needs_info, number=36643)))
-        assert isinstance(context["kind"], Safe)
-        assert render_comment(report, findings, dups, needs_info, number=36643, context=context) == \
-            render_comment(report, findings, dups, needs_info, number=36643)
+        whole = render_comment(report, findings, dups, needs_info, number=36643)
+        for prerender in (False, True):
+            built = comment_context(report, findings, needs_info, number=36643, prerender=prerender)
+            context = pickle.loads(pickle.dumps(built))
+            assert isinstance(context["kind"], Safe)
+            prerendered += PRERENDERED in context
+            assert render_comment(report, findings, dups, needs_info, number=36643, context=context) == whole
+    assert prerendered == 2   # the cases with something to say whatever the duplicates
+
+
+def test_the_comment_template_is_its_blocks_in_order() -> None:
+    """The blocks rendered ahead and the others are put together in BLOCKS' order: that must be the template's."""
+    assert tuple(_template().blocks) == BLOCKS
+    assert set(HISTORY_FREE_BLOCKS) < set(BLOCKS)
 
 
 # -- nothing from the issue can ping, inject HTML or fake the marker -------------------------------------------
