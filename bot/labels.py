@@ -567,6 +567,8 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         if k in (in_quant_prose if word.topic == "quantization" else in_prose):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
+    if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):
+        s.add("nvidia-compat", "title", THRESHOLD)
     title_topics = _title_topics(s)
     for topic in model_only - title_topics:
         subject = (quantized_model_is_the_subject(title_topics) if topic == "quantization"
@@ -640,6 +642,14 @@ def _words_in(text: str, base: str, base_words: set[int] | None = None) -> set[i
         return base_words
     return _WORD_MATCH.matching(text)
 
+
+# a Blackwell card the title says fails to run something: the kernels, builds and formats that generation needs (unless
+# the reporter says it ran out of memory: then it is the memory's question)
+_BLACKWELL = r"(?<![:=])(?<!port )\b(rtx ?50[5-9]0|50[6-9]0|rtx pro 6000|blackwell)\b"
+_FAILS = r"\b(fail\w*|error\w*|can'?t|cannot|unable|crash\w*|not (work|run|start)\w*)\b"
+_BLACKWELL_FAILS = re.compile(rf"{_BLACKWELL}[^\n]{{0,80}}{_FAILS}|{_FAILS}[^\n]{{0,80}}{_BLACKWELL}", re.IGNORECASE)
+_OUT_OF_MEMORY = re.compile(r"\bOOM\b|\bout of memory\b|\bno available memory\b|\bnot enough (gpu |v?ram |)memory\b",
+                            re.IGNORECASE)
 
 _CORROBORATED = frozenset({"finding", "kind", "title", "failure", "frame", "flag", "subject"})
 

@@ -534,6 +534,21 @@ def test_request_surface_in_titles_and_logs_is_frontend(title: str, body: str) -
     assert "frontend" in _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
 
 
+@pytest.mark.parametrize(("title", "body", "want"), [
+    ("[Bug]: cannot start Mistral-Small NVFP4 on my 5090", "It exits during start-up.", True),
+    ("[Usage]: an error occurs running vLLM on an RTX PRO 6000", "Any model.", True),
+    ("[Bug]: Blackwell: the FP8 model fails at start-up", "Since the upgrade.", True),
+    # the card named, but the failure is memory: another question
+    ("[Usage]: unable to run a 32B model on the RTX 5090", "I always get OOM, whatever gpu-memory-utilization.", False),
+    # a port, not a card
+    ("[Bug]: the server on port 5090 fails to answer", "curl hangs.", False),
+    ("[Bug]: RTX 5090 throughput is lower than on the 4090", "Same flags.", False),
+])
+def test_a_blackwell_card_failing_to_run_is_nvidia_compat(title: str, body: str, want: bool) -> None:
+    got = _labels(title, f"### 🐛 Describe the bug\n\n{body}\n")
+    assert ("nvidia-compat" in got) is want, got
+
+
 def test_a_switched_off_ray_option_is_not_ray() -> None:
     assert "ray" not in _labels("[Bug]: the server hangs at start-up",
                                 "### 🐛 Describe the bug\n\nI run it with worker_use_ray=False and TP 1.\n")
