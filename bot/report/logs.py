@@ -68,7 +68,7 @@ def _compose_names(raw_lines: list[str]) -> frozenset[str]:
     """docker compose prefixes (`vllm-1  | `): a name counts when it recurs, or looks like a service."""
     seen: Counter[str] = Counter()
     for line in raw_lines:
-        m = _COMPOSE.match(line)
+        m = _COMPOSE.match(line) if "|" in line else None
         if m:
             seen[m.group("name")] += 1
     return frozenset(
@@ -176,4 +176,4 @@ def clean_log(body: str) -> tuple[LogLine, ...]:
     compose = _compose_names(raw_lines) if "|" in body else frozenset()
     # splitlines() already breaks on "\r", so "\r\n"-joined logger continuations come out clean.
     groups = "Exception Group Traceback" in body
-    return tuple(_clean_one(raw, compose, groups) for raw in raw_lines)
+    return tuple([_clean_one(raw, compose, groups) for raw in raw_lines])
