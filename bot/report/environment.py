@@ -160,7 +160,7 @@ def _find_version(
         if v:
             return v, "collect_env", commit
     for line in lines:
-        hit = _banner_version(line)
+        hit = _banner_version(line) if "version" in line or "engine (v" in line else None
         if hit:
             return hit[0], hit[1], commit_of(hit[0])
 
@@ -175,14 +175,15 @@ def _find_version(
             continue
         in_env = env_range is not None and env_range[0] <= i < env_range[1]
         found: list[tuple[str, str, bool]] = []
-        if _PIP_SHOW_NAME_RE.match(line):
+        colon = ":" in line   # in every `pip show` line and image name
+        if colon and _PIP_SHOW_NAME_RE.match(line):
             pip_show = i
             continue
-        if i - pip_show <= 3:
+        if i - pip_show <= 3 and colon:
             m = _PIP_SHOW_VER_RE.match(line)
             if m and valid_version(m.group(1)):
                 found.append((valid_version(m.group(1)) or "", "pip", False))
-        img = _image_version(line)
+        img = _image_version(line) if colon else None
         if img:
             found.append((img, "image", False))
         if scanned < _MAX_CANDIDATE_LINES and ("0." in line or "vllm" in line.lower()):
@@ -228,7 +229,9 @@ def parse_environment(
     body = body or ""
     raw_lines, spans, dumps = layout(body)
     source_lines = lines if lines and len(lines) == len(raw_lines) else raw_lines
-    clean = [_clean(x) for x in source_lines]
+    # a line without these is one _clean leaves as it is
+    clean = [_clean(x) if len(x) > MAX_LINE or "[" in x or "]" in x or "\x1b" in x or "\r" in x or "pid=" in x
+             else x for x in source_lines]
 
     env_section = next((s for s in sections if is_env_heading(s.heading)), None)
     placeholder = env_section is not None and env_section.empty
