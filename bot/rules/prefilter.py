@@ -1,27 +1,37 @@
-"""RE2 Sets per searchable text: one pass tells which rule patterns can match anywhere in it.
+"""Per searchable text, which rule patterns can match anywhere in it, found in a few passes over the text.
 
-Conditions then search (for spans and captures) only with the patterns the Sets reported. RE2's Set gives
-up silently when its DFA runs out of memory, so every Set holds a sentinel that always matches: a result
-without the sentinel means "unknown", and every pattern is searched as if there were no prefilter.
+Conditions then search (for spans and captures) only with the patterns the prefilter reported. Its answer only
+has to be a superset of the real matches, which makes it cheap: each pattern is tried with its counted
+repetitions made open (`[^\\n]{0,80}` as `[^\\n]{0,}`), and how depends on the pattern:
 
-The Sets only have to be a superset of the real matches, which makes them cheap: each pattern is added with
-its counted repetitions made open (`[^\\n]{0,80}` as `[^\\n]{0,}`), and a text's patterns are spread over Sets of
-at most `SET_SIZE`. A many-match DFA tracks every pattern at once, so counters and dozens of `\\b…[^\\n]*…`
-patterns multiply into states that each new text builds afresh (one Set of 230 such patterns cost 4 ms a text).
+- a pattern every match of which holds a long literal (`required_literals`: "flashinfer", "no kernel image",
+  one of "bfloat16"/"bf16 is not"…) is searched on its own, and only when a first pass of one RE2 Set of all
+  such literals found each of its groups of literals in the text (most texts hold none);
+- the others (`\\b(support\\w*|run\\w*)\\b…`, whose words are in most texts) go into RE2 Sets of at most
+  `SET_SIZE` patterns, one pass each. A many-match DFA tracks every pattern at once, so counters and dozens of
+  `\\b…[^\\n]*…` patterns multiply into states that each new text builds afresh (one Set of 230 such patterns
+  cost 4 ms a text): few patterns per Set, and as few patterns in Sets as possible.
+
+RE2's Set gives up silently when its DFA runs out of memory, so every Set holds a sentinel that always matches:
+a result without the sentinel means "unknown", and every pattern is searched as if there were no prefilter.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import re2
 
 from bot.rules.regex import Pattern
+from bot.rules.required import required_literals
 
 SENTINEL = rb"\A"
 SET_MAX_MEM = 64 << 20
-SET_SIZE = 40
+SET_SIZE = 20
+# a group of literals whose shortest is shorter than this is in too many texts to be worth a search of its own
+STRONG_LITERAL = 5
 _RANGE = re.compile(rb"\{(\d+),\d+\}")
 
 
@@ -71,54 +81,115 @@ def _new_set() -> object:
     return re2.Set.SearchSet(options)
 
 
-def _add(compiled: object, pattern: Pattern) -> int:
-    # (?m): `^`/`$` also match at line breaks of the joined text, a superset of per-item matching
-    source = b"(?m)" + pattern.regexp._pattern
-    try:
-        return compiled.Add(open_repeats(source))
-    except re2.error:
-        return compiled.Add(source)
-
-
 class Prefilter:
     def __init__(self, pairs: Iterable[tuple[Pattern, str]]) -> None:
         by_source: dict[str, dict[int, Pattern]] = {}
         for pattern, source in pairs:
             by_source.setdefault(source, {})[id(pattern)] = pattern
-        # per text: [(Set, its sentinel's index, the slot of its index 0)], pattern id -> slot
-        self._sets: dict[str, tuple[list[tuple[object, int, int]], dict[int, int]]] = {}
-        for source, patterns in by_source.items():
-            sets: list[tuple[object, int, int]] = []
-            index: dict[int, int] = {}
-            items = list(patterns.items())
-            for start in range(0, len(items), SET_SIZE):
-                compiled = _new_set()
-                base = start + len(sets)    # every Set's sentinel takes a slot too
-                for key, pattern in items[start:start + SET_SIZE]:
-                    index[key] = base + _add(compiled, pattern)
-                sentinel = compiled.Add(SENTINEL)
-                compiled.Compile()
-                sets.append((compiled, sentinel, base))
-            self._sets[source] = (sets, index)
+        self._texts = {source: TextFilter(list(patterns.values())) for source, patterns in by_source.items()}
 
     def sources(self) -> tuple[str, ...]:
-        return tuple(self._sets)
+        return tuple(self._texts)
 
     def slot(self, source: str, pattern: Pattern) -> int | None:
-        """The index `run` reports for the pattern when it can match in text `source` (None: not in the Sets)."""
-        entry = self._sets.get(source)
-        return entry[1].get(id(pattern)) if entry is not None else None
+        """The index `run` reports for the pattern when it can match in text `source` (None: not prefiltered)."""
+        entry = self._texts.get(source)
+        return entry.index.get(id(pattern)) if entry is not None else None
 
     def run(self, source: str, data: bytes) -> tuple[set[int], dict[int, int]] | None:
-        """(slots that matched, pattern-id -> slot), or None when the source has no Set or a Set failed."""
-        entry = self._sets.get(source)
+        """(slots that matched, pattern-id -> slot), or None when the source has no patterns or a Set failed."""
+        entry = self._texts.get(source)
         if entry is None:
             return None
-        sets, index = entry
-        matched: set[int] = set()
-        for compiled, sentinel, base in sets:
+        matched = entry.run(data)
+        return None if matched is None else (matched, entry.index)
+
+
+class TextFilter:
+    """The patterns of one text, slot i being patterns[i]: those with strong literals searched one by one when
+    their literals are there, the others in Sets."""
+
+    def __init__(self, patterns: list[Pattern]) -> None:
+        self.index = {id(p): i for i, p in enumerate(patterns)}
+        self.patterns = patterns
+        self.needs: dict[int, int] = {}         # slot searched on its own -> bit mask of its groups of literals
+        self._singles: dict[int, object] = {}   # slot -> its pattern with open repeats, compiled on first use
+        bits_of: dict[str, int] = {}            # literal -> the groups it is in
+        in_sets: list[int] = []
+        groups_seen = 0
+        for slot, pattern in enumerate(patterns):
+            groups = [g for g in required_literals(pattern.source) if min(map(len, g)) >= STRONG_LITERAL]
+            if not groups:
+                in_sets.append(slot)
+            for group in groups:
+                bit = 1 << groups_seen
+                groups_seen += 1
+                self.needs[slot] = self.needs.get(slot, 0) | bit
+                for literal in sorted(group):
+                    bits_of[literal] = bits_of.get(literal, 0) | bit
+        self.literals = _new_set()
+        self.literal_bits: list[int] = []
+        self.literal_slots: list[tuple[int, ...]] = []
+        for literal, bits in bits_of.items():
+            self.literals.Add(b"(?i)" + re2.escape(literal.encode("utf-8")))
+            self.literal_bits.append(bits)
+            self.literal_slots.append(tuple(s for s, need in self.needs.items() if need & bits))
+        self.literals_sentinel = self.literals.Add(SENTINEL)
+        self.literals.Compile()
+        self.sets: list[tuple[object, int, list[int]]] = []   # (Set, its sentinel, the slot of each index)
+        for start in range(0, len(in_sets), SET_SIZE):
+            compiled = _new_set()
+            slots = in_sets[start:start + SET_SIZE]
+            for slot in slots:
+                try:
+                    compiled.Add(_opened(patterns[slot]))
+                except re2.error:
+                    compiled.Add(_opened(patterns[slot], open_them=False))
+            sentinel = compiled.Add(SENTINEL)
+            compiled.Compile()
+            self.sets.append((compiled, sentinel, slots))
+
+    def candidates(self, data: bytes) -> set[int] | None:
+        """The slots searched on their own whose every group has a literal in `data`; None when the Set failed."""
+        found = self.literals.Match(data)
+        if not found or self.literals_sentinel not in found:
+            return None
+        have = 0
+        touched: set[int] = set()
+        for k in found:
+            if k != self.literals_sentinel:
+                have |= self.literal_bits[k]
+                touched.update(self.literal_slots[k])
+        needs = self.needs
+        return {slot for slot in touched if needs[slot] & have == needs[slot]}
+
+    def run(self, data: bytes) -> set[int] | None:
+        """The slots whose pattern (with open repeats) matches somewhere in `data`; None when a Set failed."""
+        candidates = self.candidates(data)
+        if candidates is None:
+            return None
+        matched = {slot for slot in candidates if self.single(slot).search(data) is not None}
+        for compiled, sentinel, slots in self.sets:
             result = compiled.Match(data)
             if not result or sentinel not in result:
                 return None
-            matched.update(base + k for k in result)
-        return matched, index
+            matched.update(slots[k] for k in result if k != sentinel)
+        return matched
+
+    def single(self, slot: int) -> Any:
+        regexp = self._singles.get(slot)
+        if regexp is None:
+            options = re2.Options()
+            options.log_errors = False
+            try:
+                regexp = re2.compile(_opened(self.patterns[slot]), options)
+            except re2.error:
+                regexp = re2.compile(_opened(self.patterns[slot], open_them=False), options)
+            self._singles[slot] = regexp
+        return regexp
+
+
+def _opened(pattern: Pattern, open_them: bool = True) -> bytes:
+    # (?m): `^`/`$` also match at line breaks of the joined text, a superset of per-item matching
+    source = b"(?m)" + pattern.regexp._pattern
+    return open_repeats(source) if open_them else source

@@ -1,0 +1,121 @@
+"""The prefilter: its literal pass and per-pattern searches answer exactly as searching every pattern would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import re2
+
+from bot.report import parse
+from bot.rules import load_rules
+from bot.rules.prefilter import Prefilter, _opened
+from bot.rules.regex import Pattern
+from bot.rules.required import required_literals
+from bot.rules.texts import Texts
+
+RULES = load_rules()
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _texts() -> list[Texts]:
+    reports = [parse(ex.title, ex.body) for rule in RULES.rules
+               for ex in (*rule.examples_match, *rule.examples_no_match)]
+    reports += [parse(path.stem, path.read_text(errors="replace")) for path in sorted(FIXTURES.rglob("*"))
+                if path.is_file() and path.suffix in (".md", ".log", ".txt")]
+    return [Texts(r, RULES._prefilter[0], RULES._wording[0]) for r in reports]
+
+
+TEXTS = _texts()
+
+
+def _patterns() -> dict[str, list[Pattern]]:
+    by_source: dict[str, dict[int, Pattern]] = {}
+    for rule in RULES.rules:
+        for pattern, source in rule.match.sources():
+            by_source.setdefault(source, {})[id(pattern)] = pattern
+    return {s: list(p.values()) for s, p in by_source.items()}
+
+
+@pytest.mark.parametrize(("source", "groups"), [
+    ("no kernel image (?:is )?available", [{"no kernel image "}, {"available"}]),
+    (r"\b(?:nv|mx)?fp[48]\b", [{"fp4", "fp8"}]),                     # a small class: each spelling
+    (r"(?:bfloat16|bf16) (?:is )?not supported", [{"not supported"}]),  # "bf" + {loat16, 16}: too short
+    (r"flash[ -]?attention|flashinfer", [{"flash"}, {"attention", "infer"}]),
+    (r"(?P<n>\d+) GPUs?", [{" GPU"}]),
+    (r"(?-i)CUDA_VISIBLE_DEVICES=(?P<v>\S+)", [{"CUDA_VISIBLE_DEVICES="}]),
+    (r"(?:warm|hot)+ start", [{" start"}, {"warm", "hot"}]),
+    (r"abc[^x]{0,80}defg|xyz12", [{"defg", "xyz12"}]),                # a branch: the best group of each
+])
+def test_required_literals(source, groups):
+    assert set(required_literals(source)) == {frozenset(g) for g in groups}
+
+
+@pytest.mark.parametrize("source", [
+    r"[[:alpha:]]+ is not supported",    # a POSIX class: Python would read a class and a literal `]`
+    r"\pL+ not supported",                 # RE2-only escapes: Python rejects them
+    r"\x{41}BCDEF",
+    r"a?b?c?",                             # nothing is required
+    r"\S",
+    r"ab|cdefgh",                          # one branch too short to filter on
+])
+def test_no_literals_when_unsure_or_none(source):
+    assert required_literals(source) == ()
+
+
+def test_every_match_of_a_rule_pattern_holds_a_literal_of_each_group():
+    checked = 0
+    for patterns in _patterns().values():
+        for pattern in patterns:
+            groups = required_literals(pattern.source)
+            if not groups:
+                continue
+            finders = [re2.compile(b"(?i)(?:" + b"|".join(re2.escape(s.encode()) for s in g) + b")") for g in groups]
+            for texts in TEXTS:
+                data = texts.text("any") + b"\n" + texts.text("body") + b"\n" + texts.text("messages")
+                hit = pattern.search(data)
+                if hit is None:
+                    continue
+                span = data[hit[0]:hit[1]]
+                for group, finder in zip(groups, finders, strict=True):
+                    assert finder.search(span) is not None, (pattern.source, sorted(group), span)
+                checked += 1
+    assert checked > 200
+
+
+@pytest.mark.parametrize("source", sorted(_patterns()))
+def test_literal_pass_and_single_searches_agree_with_searching_every_pattern(source):
+    entry = RULES._prefilter[0]._texts[source]
+    reference = [re2.compile(_opened(p)) for p in entry.patterns]
+    for texts in TEXTS:
+        data = texts.text(source)
+        expected = {slot for slot, regexp in enumerate(reference) if regexp.search(data) is not None}
+        assert entry.run(data) == expected
+
+
+def test_the_prose_texts_use_both_the_literal_pass_and_sets():
+    for source in ("any", "body", "title"):
+        entry = RULES._prefilter[0]._texts[source]
+        assert entry.needs and entry.sets, source
+
+
+class _GaveUp:
+    """An RE2 Set whose DFA ran out of memory: RE2 then reports no match at all, not even the sentinel."""
+
+    def Match(self, data: bytes) -> list[int]:  # noqa: N802 (RE2's name)
+        return []
+
+
+@pytest.mark.parametrize("which", ["literals", "sets"])
+def test_a_set_that_gives_up_makes_the_answer_unknown(which):
+    patterns = [Pattern.compile(r"\b(?:support\w*|run\w*)\b[^\n]{0,80}\bgpu\w*"),
+                Pattern.compile(r"no kernel image (?:is )?available")]
+    prefilter = Prefilter([(p, "body") for p in patterns])
+    text = b"we support running it on this gpu: no kernel image is available"
+    assert prefilter.run("body", text) == ({0, 1}, {id(p): i for i, p in enumerate(patterns)})
+    entry = prefilter._texts["body"]
+    if which == "literals":
+        entry.literals = _GaveUp()
+    else:
+        entry.sets[0] = (_GaveUp(), *entry.sets[0][1:])
+    assert prefilter.run("body", text) is None
