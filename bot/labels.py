@@ -113,6 +113,10 @@ WORDS: tuple[Word, ...] = (
     Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
     Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
+    # nodes x GPUs per node ("2 * 8 A100", "2x8 H100"), or more data-center GPUs than one node holds ("H800*16")
+    Word("multi-node", r"(?<![\w.])[2-9] ?[x*×] ?8 ?[x*×]? ?(nvidia )?(a|h|b|mi)\d{2,3}\w*|"
+                       r"\b(a|h|b)\d{3}\w* ?[x*×] ?(1[6-9]|[2-9]\d)\b|"
+                       r"(?<![\w.])(1[6-9]|[2-9]\d) ?[x*×] ?(a|h|b)\d{3}\b", 1.0, 0.5),
     # `ray start --head` / `--address`: the reporter built a Ray cluster
     Word("ray", r"\bray start\b", 1.0, 1.0),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
@@ -138,7 +142,7 @@ WORDS: tuple[Word, ...] = (
                      r"(connector\w*)?\b"),
     Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
                          r"\bpip wheel\b|\bwheels?\b|\bsetup\.py\b|\bundefined symbol\b|"
-                         r"\b(on|native|natively|for) windows\b|"
+                         r"\b(on|native|natively|for) windows\b|\b(build|compil)\w* (the )?vllm\b|"
                          r"\bwindows (\d+|native|support|wheels?|build)\b|"
                          # building vLLM's image is installing it
                          r"\bdockerfile\w*|\bdocker build\b|\bbuild(ing)? (the |a |an )?(\w+ )?(docker )?image\b",
@@ -489,7 +493,8 @@ _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
 # titles and prose are corrected toward the keywords of WORDS before they are searched (typos, inflections)
 _WORDING = Wording(w.pattern for w in WORDS)
 
-_TITLE_WORD = re.compile(r"[A-Za-z]{3,}")
+# (a run of CJK characters is a word: "部署Qwen3报错" is not a placeholder)
+_TITLE_WORD = re.compile(r"[A-Za-z]{3,}|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2,}")
 _PLACEHOLDER_TITLES = {"title", "bug", "issue", "error", "help", "question", "usage", "feature", "installation"}
 
 

@@ -236,6 +236,14 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Bug]: with worker_use_ray and tensor_parallel_size 2 the process hangs", {"ray"}, set()),
     ("[Bug]: all2all hangs with DeepEP on two nodes", {"moe"}, set()),
     ("[Bug]: DeepGEMM fails at start-up with Qwen3", {"quantization"}, set()),
+    # nodes x GPUs per node, or more data-center GPUs than a node holds
+    ("[Bug]: DeepSeek-R1 on 2 * 8 H100 fails to start", {"multi-node"}, set()),
+    ("[Usage]: how to serve DeepSeek-R1 on H800*16", {"multi-node"}, set()),
+    ("[Bug]: Qwen2.5-72B on 8xH100 fails to start", set(), {"multi-node"}),
+    # building vLLM is installing it
+    ("[Bug]: build vllm on a Mac: libc++abi error", {"installation"}, set()),
+    # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
+    ("[Bug]: 使用2 * 8 A100部署Qwen3报错", {"multi-node"}, set()),
     # the Ray executor's own class names
     ("[Bug]: generation hangs with RayDistributedExecutor after a few hours", {"ray"}, set()),
     ("[Bug]: RayWorkerWrapper dies at start-up", {"ray"}, set()),
