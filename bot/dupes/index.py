@@ -205,7 +205,8 @@ class DuplicateIndex:
             return replace(match, shared_terms=contributions(doc.vector, issue.vector, idfs))
 
         policy = self.policy
-        linked = [(s, m, i) for s, m, i in results if s >= policy.threshold_for(m)]
+        thresholds = [policy.threshold_for(m) for _, m, _ in results]
+        linked = [(s, m, i) for (s, m, i), t in zip(results, thresholds, strict=True) if s >= t]
         targets = {i.duplicate_of for _, _, i in linked if i.duplicate_of and i.duplicate_of != exclude}
         target_issues = self.store.get_many(targets) if targets else {}
         out: list[Scored] = []
@@ -224,15 +225,15 @@ class DuplicateIndex:
             if len(out) >= limit:
                 break
         if related:
-            below = [(s, m, i) for s, m, i in results if policy.threshold_for(m) - policy.related_margin <= s
-                     < policy.threshold_for(m) and i.number not in seen]
+            below = [(s, m, i) for (s, m, i), t in zip(results, thresholds, strict=True)
+                     if t - policy.related_margin <= s < t and i.number not in seen]
             for score, match, issue in below[:limit]:
                 match = explained(match, issue)
                 out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
                                             title=issue.title, state=issue.state, url=issue.url), match, False))
         if near_misses:
-            for score, match, issue in results:
-                if score < policy.threshold_for(match) and len(out) < limit + 3:
+            for (score, match, issue), t in zip(results, thresholds, strict=True):
+                if score < t and len(out) < limit + 3:
                     match = explained(match, issue)
                     out.append(Scored(Candidate(number=issue.number, score=round(score, 3), reason=reason(match),
                                                 title=issue.title, state=issue.state, url=issue.url), match, False))
