@@ -572,6 +572,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         if k in (in_quant_prose if word.topic == "quantization" else in_prose):
             s.add(word.topic, "prose", word.prose)
     _kind_yields_to_title(s)
+    _gpus_yield_to_another_parallelism(s, title)
     if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):
         s.add("nvidia-compat", "title", THRESHOLD)
     title_topics = _title_topics(s)
@@ -698,6 +699,20 @@ def _kind_yields_to_title(s: _Scores) -> None:
         if "kind" in sources and "title" not in sources and \
                 any(s.by_topic.get(t, {}).get("title", 0.0) >= THRESHOLD for t in title_topics):
             del sources["kind"]
+
+
+# several GPUs used another way than tensor parallelism: data parallel replicas, pipeline stages, experts, torchrun
+_OTHER_PARALLELISM = re.compile(r"\bdata[-_ ]parallel\w*|(?-i:\bDP\b)|\bpipeline[-_ ]parallel\w*|(?-i:\bPP\b)|"
+                                r"\bexpert[-_ ]parallel\w*|\breplicas?\b|\btorchrun\b", re.IGNORECASE | re.ASCII)
+_TENSOR_PARALLEL = re.compile(r"\btensor[-_ ]parallel\w*|\btp\b", re.IGNORECASE | re.ASCII)
+
+
+def _gpus_yield_to_another_parallelism(s: _Scores, title: str) -> None:
+    """A title about spreading over several GPUs another way ("data parallelism with multiple GPUs") is not about
+    tensor parallelism unless it names it."""
+    sources = s.by_topic.get("tensor-parallel", {})
+    if "title" in sources and _OTHER_PARALLELISM.search(title) and not _TENSOR_PARALLEL.search(title):
+        del sources["title"]
 
 
 def _cpu_chosen(report: Report) -> bool:

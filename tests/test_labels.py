@@ -244,6 +244,12 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Bug]: build vllm on a Mac: libc++abi error", {"installation"}, set()),
     # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
     ("[Bug]: 使用2 * 8 A100部署Qwen3报错", {"multi-node"}, set()),
+    # several GPUs used another way than tensor parallelism
+    ("[Usage]: how to run data parallelism with multiple GPUs?", set(), {"tensor-parallel"}),
+    ("[Usage]: pipeline-parallel-size 4 but only one of the GPUs is busy", {"pipeline-parallel"}, {"tensor-parallel"}),
+    ("[Usage]: start the server on multiple GPUs with torchrun", set(), {"tensor-parallel"}),
+    ("[Bug]: tensor parallel and data parallel on multiple GPUs hang", {"tensor-parallel"}, set()),
+    ("[Bug]: the server hangs on multiple GPUs", {"tensor-parallel"}, set()),
     # the Ray executor's own class names
     ("[Bug]: generation hangs with RayDistributedExecutor after a few hours", {"ray"}, set()),
     ("[Bug]: RayWorkerWrapper dies at start-up", {"ray"}, set()),
