@@ -66,28 +66,28 @@ def alternatives(pattern: str) -> list[str]:
 
 
 def _outside_classes(pattern: str) -> str:
-    """`pattern` with the insides of its character classes and escaped characters blanked out."""
+    """`pattern` with the insides of its character classes blanked out (`_`), and escaped characters other than
+    letters and digits; of the same length."""
     out: list[str] = []
     i, in_class = 0, False
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
-            out.append("\\" + (pattern[i + 1:i + 2] if not in_class else "_"))
+            escaped = pattern[i + 1:i + 2]
+            out.append("__" if in_class else "\\" + (escaped if escaped.isalnum() else "_"))
             i += 2
             continue
         if in_class:
             if c == "]":
                 in_class = False
                 out.append(c)
-            elif c == "[" and pattern[i + 1:i + 2] == ":":
-                out.append("[:")   # a POSIX class to RE2, literal characters to `re`
             else:
                 out.append("_")
         elif c == "[":
             in_class = True
             out.append(c)
             j = i + 1 + (pattern[i + 1:i + 2] == "^")
-            if pattern[j:j + 1] == "]":
+            if pattern[j:j + 1] == "]":   # a `]` first in a class is a literal
                 out.append("_" * (j - i))
                 i = j
         else:
@@ -99,7 +99,7 @@ def _outside_classes(pattern: str) -> str:
 def re2_reads_alike(alternative: str) -> bool:
     """RE2 matches `alternative` exactly where `re` does (on the texts `MatchSet` gives it)."""
     bare = _outside_classes(alternative)
-    if _LOOKAROUND.search(bare) or "$" in bare or "{," in bare or "[:" in bare or "\\Z" in bare:
+    if _LOOKAROUND.search(bare) or "$" in bare or "{," in bare or "[:" in alternative or "\\Z" in bare:
         return False
     if re.search(r"\\[0-9]", bare) or "(?" in bare.replace("(?:", "").replace("(?P<", "").replace(
             "(?i:", "").replace("(?-i:", ""):
@@ -117,6 +117,82 @@ def _max_count(alternative: str) -> int:
     return max((int(n) for n in _COUNTS.findall(alternative)), default=0)
 
 
+def _groups(pattern: str) -> list[tuple[int, int]]:
+    """The spans of the groups of `pattern`, from their `(` to past their `)`."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    bare = _outside_classes(pattern)
+    for i, c in enumerate(bare):
+        if c == "(":
+            opened.append(i)
+        elif c == ")" and opened:
+            spans.append((opened.pop(), i + 1))
+    return spans
+
+
+_COMPLEMENTS = {"\\w": "\\W", "\\W": "\\w", "\\d": "\\D", "\\D": "\\d", "\\s": "\\S", "\\S": "\\s"}
+
+
+def _complement(atom: str) -> str | None:
+    """A pattern for one character that `atom` (one class, escape or literal character) does not match."""
+    if atom in _COMPLEMENTS:
+        return _COMPLEMENTS[atom]
+    if atom.startswith("[") and _groups_free_class(atom):
+        return "[" + atom[2:] if atom.startswith("[^") else "[^" + atom[1:]
+    if len(atom) == 1 and atom.isalnum() and atom.isascii():
+        return f"[^{atom}]"
+    return None
+
+
+def _groups_free_class(atom: str) -> bool:
+    """`atom` is one character class, nothing more."""
+    return len(alternatives(atom)) == 1 and _outside_classes(atom) == "[" + "_" * (len(atom) - 2) + "]"
+
+
+def _exact_form(alternative: str) -> str | None:
+    """`alternative` as RE2 reads it alike: as written, or with a lookbehind at its start or a lookahead at its end
+    matched as the characters they look at (a match exists exactly when it does); None when there is none."""
+    if not _LOOKAROUND.search(_outside_classes(alternative)):
+        form = alternative
+    else:
+        spans = _groups(alternative)
+        head, tail, start, end = "", "", 0, len(alternative)
+        first = next((s for s in spans if s[0] == 0), None)
+        if first is not None and alternative.startswith(("(?<=", "(?<!")):
+            inner = alternative[4:first[1] - 1]
+            other = _complement(inner) if alternative.startswith("(?<!") else f"(?:{inner})"
+            if other is None:
+                return None
+            head, start = (f"(?:\\A|{other})" if alternative.startswith("(?<!") else other), first[1]
+        last = next((s for s in spans if s[1] == len(alternative) and s[0] >= start), None)
+        if last is not None and alternative.startswith(("(?=", "(?!"), last[0]):
+            inner = alternative[last[0] + 3:-1]
+            other = _complement(inner) if alternative.startswith("(?!", last[0]) else f"(?:{inner})"
+            if other is None:
+                return None
+            tail, end = (f"(?:{other}|\\z)" if alternative.startswith("(?!", last[0]) else other), last[0]
+        form = head + alternative[start:end] + tail
+    return form if re2_reads_alike(form) and _max_count(form) <= MAX_COUNT else None
+
+
+def _loose_form(alternative: str) -> str | None:
+    """A pattern RE2 reads alike that matches wherever `alternative` does and more: its lookarounds left out, its
+    long counted repetitions unbounded; None when there is none."""
+    spans = [s for s in _groups(alternative) if alternative.startswith(("(?=", "(?!", "(?<=", "(?<!"), s[0])]
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start < at:
+            continue   # inside a lookaround left out already
+        if alternative[end:end + 1] in ("*", "+", "?", "{"):
+            return None
+        out.append(alternative[at:start])
+        at = end
+    out.append(alternative[at:])
+    form = _COUNTS.sub(lambda m: m.group(0) if int(m.group(1)) <= MAX_COUNT else m.group(0).split(",")[0] + ",}",
+                       "".join(out))
+    return form if re2_reads_alike(form) else None
+
+
 class MatchSet:
     """The patterns `k` whose `re.compile(patterns[k], flags)` has a match in a text (`matching`)."""
 
@@ -130,31 +206,38 @@ class MatchSet:
         options.max_mem = MAX_MEM
         self._set = re2.Set.SearchSet(options)
         self._found_by: dict[int, int] = {}              # Set entry -> the pattern an alternative of it matched
-        self._needed_by: dict[int, list[int]] = {}       # Set entry (a needle) -> patterns whose rest may match
+        self._gates: dict[int, list[int]] = {}           # Set entry -> patterns whose rest may match (a gate)
         self.rest: dict[int, re.Pattern[str]] = {}       # pattern -> its alternatives the Set does not read
-        self._always: list[int] = []                     # patterns whose rest has no needle: always searched
-        needle_ids: dict[str, int] = {}
+        self._always: list[int] = []                     # patterns whose rest has no gate: always searched
+        gate_ids: dict[str, int] = {}
+
+        def gate(entry: str, k: int) -> None:
+            if entry not in gate_ids:
+                gate_ids[entry] = self._set.Add(entry.encode("utf-8"))
+            if k not in self._gates.setdefault(gate_ids[entry], []):
+                self._gates[gate_ids[entry]].append(k)
+
         for k, pattern in enumerate(patterns):
             kept: list[str] = []
             # a global inline flag (`(?i)…`) holds for every alternative: the pattern is not read apart
             split = alternatives(pattern) if not _GLOBAL_FLAG.search(_outside_classes(pattern)) else []
             for alternative in split or [pattern]:
-                if re2_reads_alike(alternative) and _max_count(alternative) <= MAX_COUNT:
-                    self._found_by[self._set.Add(alternative.encode("utf-8"))] = k
-                else:
-                    kept.append(alternative)
-            if not kept:
-                continue
-            rest = "|".join(kept)
-            self.rest[k] = re.compile(rest, flags)
-            strings = needles(rest) if flags & re.IGNORECASE else None
-            if strings is None:
-                self._always.append(k)
-                continue
-            for s in strings:
-                if s not in needle_ids:
-                    needle_ids[s] = self._set.Add(re2.escape(s.encode("utf-8")))
-                self._needed_by.setdefault(needle_ids[s], []).append(k)
+                exact = _exact_form(alternative)
+                if exact is not None:
+                    self._found_by[self._set.Add(exact.encode("utf-8"))] = k
+                    continue
+                kept.append(alternative)
+                loose = _loose_form(alternative)
+                strings = needles(alternative) if flags & re.IGNORECASE else None
+                if loose is not None:
+                    gate(loose, k)
+                elif strings is not None:
+                    for string in strings:
+                        gate(re2.escape(string), k)
+                elif k not in self._always:
+                    self._always.append(k)
+            if kept:
+                self.rest[k] = re.compile("|".join(kept), flags)
         self._sentinel = self._set.Add(rb"\A")   # always matches: a result without it means the Set gave up
         self._set.Compile()
 
@@ -166,7 +249,7 @@ class MatchSet:
         out = {self._found_by[i] for i in found if i in self._found_by}
         maybe = set(self._always)
         for i in found:
-            maybe.update(self._needed_by.get(i, ()))
+            maybe.update(self._gates.get(i, ()))
         maybe -= out
         for k in maybe:
             if self.rest[k].search(text):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.labels import FAILURE, WORDS
-from bot.matchset import MatchSet, alternatives, re2_reads_alike
+from bot.matchset import MatchSet, _exact_form, _loose_form, alternatives, re2_reads_alike
 from bot.subject import ACCURACY, WRONG_OUTPUT
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -103,3 +103,30 @@ def test_alternatives_are_read_at_the_top_level_only():
 ])
 def test_what_re2_reads_alike(alternative, alike):
     assert re2_reads_alike(alternative) is alike
+
+
+@pytest.mark.parametrize(("alternative", "exact"), [
+    (r"(?<![a-z])vl(?![a-z])", r"(?:\A|[^a-z])vl(?:[^a-z]|\z)"),
+    (r"(?<![-\w.])n\b ?=", r"(?:\A|[^-\w.])n\b ?="),
+    (r"vl(?=for|model)", r"vl(?:for|model)"),
+    (r"(?<=ab)c(?!\d)", r"(?:ab)c(?:\D|\z)"),
+    (r"\bPP\b(?!\s*1)", None),             # a lookahead of more than one character
+    (r"(?<!no )gpu", None),
+    (r"a(?!b)c", None),                      # not at the edge
+    (r"x.{0,40}y", None),                    # a long counted repetition
+])
+def test_lookarounds_at_the_edges_are_read_as_characters(alternative, exact):
+    assert _exact_form(alternative) == exact
+    m = MatchSet([alternative])
+    assert (0 in m.rest) is (exact is None)
+
+
+@pytest.mark.parametrize(("alternative", "loose"), [
+    (r"(?-i:\bPP\b)(?!\s*[=:]?\s*1\b)", r"(?-i:\bPP\b)"),
+    (r"(?<!kernel )(?<!docker )\b(images?|audio)\b", r"\b(images?|audio)\b"),
+    (r"\b(eagle-?3?(?![-_]?\d+b)|medusa)\b", r"\b(eagle-?3?|medusa)\b"),
+    (r"\bkv cache\b.{0,60}\bmemory", r"\bkv cache\b.{0,}\bmemory"),
+    (r"a(?=b)*", None),
+])
+def test_a_python_alternative_is_searched_only_where_its_loose_form_matches(alternative, loose):
+    assert _loose_form(alternative) == loose
