@@ -489,6 +489,7 @@ _WORD_MATCH = MatchSet([w.pattern for w in WORDS])
 _FAILURE_MATCH = MatchSet([p.pattern for p in FAILURE])
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern), re.compile(f.function) if f.function else None) for f in FRAMES]
+_FRAME_FILES = MatchSet([f.pattern for f in FRAMES])
 _MODEL = [(p, _compile(p.pattern)) for p in MODEL]
 # titles and prose are corrected toward the keywords of WORDS before they are searched (typos, inflections)
 _WORDING = Wording(w.pattern for w in WORDS)
@@ -753,17 +754,23 @@ def _platform_confirmed(report: Report) -> bool:
 def _frame_signals(s: _Scores, frames: tuple[Frame, ...]) -> None:
     if not frames:
         return
+    hits: dict[tuple[str, str | None], set[int]] = {}   # a file and function -> the FRAMES patterns they match
+    for f in frames:
+        if (f.file, f.function) not in hits:
+            hits[f.file, f.function] = _frame_hits(f)
+    for k in sorted(set().union(*hits.values())):
+        s.add(FRAMES[k].topic, "frame", FRAMES[k].any)
     innermost_vllm = next((f for f in reversed(frames) if f.is_vllm), None)
-    for fp, rx, fn in _FRAMES:
-        if any(_frame_match(f, rx, fn) for f in frames):
-            s.add(fp.topic, "frame", fp.any)
-        for f in {innermost_vllm, frames[-1]}:
-            if f is not None and _frame_match(f, rx, fn):
-                s.add(fp.topic, "frame", fp.innermost)
+    for f in {innermost_vllm, frames[-1]}:
+        if f is not None:
+            for k in hits[f.file, f.function]:
+                s.add(FRAMES[k].topic, "frame", FRAMES[k].innermost)
 
 
-def _frame_match(frame: Frame, rx: re.Pattern[str], fn: re.Pattern[str] | None) -> bool:
-    return bool(rx.search(frame.file.replace("\\", "/"))) and (fn is None or bool(fn.search(frame.function or "")))
+def _frame_hits(frame: Frame) -> set[int]:
+    """The FRAMES patterns whose file (and function, when they name one) `frame` matches."""
+    found = _FRAME_FILES.matching(frame.file.replace("\\", "/"))
+    return {k for k in found if _FRAMES[k][2] is None or _FRAMES[k][2].search(frame.function or "")}
 
 
 def _site_signals(s: _Scores, report: Report) -> None:

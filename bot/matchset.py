@@ -149,9 +149,39 @@ def _groups_free_class(atom: str) -> bool:
     return len(alternatives(atom)) == 1 and _outside_classes(atom) == "[" + "_" * (len(atom) - 2) + "]"
 
 
+def _ends_at_dollars(alternative: str) -> str:
+    """`alternative` with each `$` after which nothing but the ends of groups follows matched as what it looks at:
+    an optional newline, then the end of the text."""
+    bare = _outside_classes(alternative)
+    out, at = [], 0
+    for i, c in enumerate(bare):
+        if c == "$" and _nothing_after(bare, i + 1):
+            out.append(alternative[at:i] + "\\n?\\z")
+            at = i + 1
+    out.append(alternative[at:])
+    return "".join(out)
+
+
+def _nothing_after(bare: str, i: int) -> bool:
+    """From `i` on, `bare` only closes groups, unquantified (skipping their other alternatives)."""
+    depth = 0   # inside another alternative of an enclosing group, skipped
+    while i < len(bare):
+        c = bare[i]
+        if depth:
+            depth += (c == "(") - (c == ")")
+        elif c == "|":
+            depth = 1
+        elif c != ")" or bare[i + 1:i + 2] in ("*", "+", "?", "{"):
+            return False
+        i += 1
+    return True
+
+
 def _exact_form(alternative: str) -> str | None:
     """`alternative` as RE2 reads it alike: as written, or with a lookbehind at its start or a lookahead at its end
-    matched as the characters they look at (a match exists exactly when it does); None when there is none."""
+    matched as the characters they look at (a match exists exactly when it does), a `$` at its end as an optional
+    newline and the end; None when there is none."""
+    alternative = _ends_at_dollars(alternative)
     if not _LOOKAROUND.search(_outside_classes(alternative)):
         form = alternative
     else:
@@ -178,6 +208,7 @@ def _exact_form(alternative: str) -> str | None:
 def _loose_form(alternative: str) -> str | None:
     """A pattern RE2 reads alike that matches wherever `alternative` does and more: its lookarounds left out, its
     long counted repetitions unbounded; None when there is none."""
+    alternative = _ends_at_dollars(alternative)
     spans = [s for s in _groups(alternative) if alternative.startswith(("(?=", "(?!", "(?<=", "(?<!"), s[0])]
     out, at = [], 0
     for start, end in sorted(spans):

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.labels import FAILURE, WORDS
+from bot.labels import FAILURE, FRAMES, WORDS
 from bot.matchset import MatchSet, _exact_form, _loose_form, alternatives, re2_reads_alike
 from bot.subject import ACCURACY, WRONG_OUTPUT
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-LABEL_SETS = [MatchSet([w.pattern for w in WORDS]), MatchSet([p.pattern for p in FAILURE])]
+LABEL_SETS = [MatchSet([w.pattern for w in WORDS]), MatchSet([p.pattern for p in FAILURE]),
+              MatchSet([f.pattern for f in FRAMES])]
 UNICODE_SET = MatchSet([WRONG_OUTPUT, ACCURACY, r"\b\w+\s+model\b", r"^\W{0,3}add\b"], re.IGNORECASE)
 ALL_SETS = [*LABEL_SETS, UNICODE_SET]
 
@@ -56,7 +57,7 @@ def test_the_set_answers_as_python_re_on_the_fixtures():
 def test_the_set_takes_most_alternatives_and_python_keeps_the_rest():
     m = MatchSet([r"\bcuda\b|(?<!no )gpu|\bnccl$", r"x{,3}y|(a)\1", r"(?i)rocm|hip"], re.ASCII)
     assert set(m.rest) == {0, 1, 2}
-    assert m.rest[0].pattern == r"(?<!no )gpu|\bnccl$"    # `\bcuda\b` is in the Set
+    assert m.rest[0].pattern == r"(?<!no )gpu"            # `\bcuda\b` and `\bnccl$` are in the Set
     assert m.rest[2].pattern == r"(?i)rocm|hip"           # a global flag holds for every alternative: not read apart
     assert m.matching("CUDA") == set() and m.matching("cuda 12") == {0}
     assert m.matching("a gpu") == {0} and m.matching("no gpu") == set() and m.matching("nccl") == {0}
@@ -114,6 +115,10 @@ def test_what_re2_reads_alike(alternative, alike):
     (r"(?<!no )gpu", None),
     (r"a(?!b)c", None),                      # not at the edge
     (r"x.{0,40}y", None),                    # a long counted repetition
+    (r"ray_utils\.py$", r"ray_utils\.py\n?\z"),
+    (r"config(\.py$|/(x|y)\.py$)", r"config(\.py\n?\z|/(x|y)\.py\n?\z)"),
+    (r"(x|a$)", r"(x|a\n?\z)"),
+    (r"a$b", None), (r"(a$|b)c", None), (r"(a$)?", None),
 ])
 def test_lookarounds_at_the_edges_are_read_as_characters(alternative, exact):
     assert _exact_form(alternative) == exact
