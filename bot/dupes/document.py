@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from bot.decision import Finding
+from bot.dupes.request_terms import request_subject
 from bot.dupes.signature import Signature, signatures, site_keys
 from bot.dupes.text import (
     MAX_BODY_TOKENS,
@@ -58,6 +59,8 @@ class IssueDoc:
     entities: tuple[Entity, ...] = ()                  # what a request or question names (bot/report/entities.py)
     kind: str = ""                                      # the report kind (bug, usage, feature, new-model, ...)
     sites: tuple[str, ...] = ()                         # `site:` keys of the root cause's raise sites
+    subject: tuple[str, ...] = ()                       # what the title asks about (bot/dupes/request_terms.py)
+    subject_words: tuple[str, ...] = field(default=(), compare=False)   # the same as written (reasons; not stored)
 
     @cached_property
     def keys(self) -> tuple[str, ...]:
@@ -178,6 +181,7 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
     if hit is not None and hit[0] is report and hit[1] == findings:
         return hit[2]
     fields = field_tokens(report)
+    subject, subject_words = request_subject(report.title_text or report.title)
     return IssueDoc(
         vector=bm25f_vector(fields),
         signatures=signatures(report),
@@ -188,6 +192,8 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         entities=report.entities,
         kind=report.kind,
         sites=site_keys(report),
+        subject=subject,
+        subject_words=subject_words,
     )
 
 
@@ -202,6 +208,7 @@ def doc_meta(doc: IssueDoc) -> dict[str, Any]:
         "ents": [[e.key, e.reason, e.strength] for e in doc.entities],
         "kind": doc.kind,
         "sites": list(doc.sites),
+        "subj": list(doc.subject),
     }
 
 
@@ -210,4 +217,5 @@ def doc_from_meta(vector: dict[str, float], meta: dict[str, Any]) -> IssueDoc:
     ents = tuple(Entity(k, r, s) for k, r, s in meta.get("ents", ()))
     return IssueDoc(vector=vector, signatures=sigs, rules=tuple(meta.get("rules", ())),
                     flags=tuple(meta.get("flags", ())), title=meta.get("title", ""), body_key=meta.get("body", ""),
-                    entities=ents, kind=meta.get("kind", ""), sites=tuple(meta.get("sites", ())))
+                    entities=ents, kind=meta.get("kind", ""), sites=tuple(meta.get("sites", ())),
+                    subject=tuple(meta.get("subj", ())))

@@ -19,8 +19,10 @@ from bot.decision import Candidate, Finding
 from bot.dupes.document import IssueDoc, build_doc, doc_from_meta, doc_meta
 from bot.dupes.scoring import (
     DEFAULT_POLICY,
+    FAILURE_KINDS,
     Match,
     Policy,
+    asked_of,
     bm25,
     combine,
     compare,
@@ -177,12 +179,26 @@ class DuplicateIndex:
         numbers = set(best) | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
         stored = self.store.get_many(numbers)
 
+        others = [(issue, self._stored_doc(issue)) for issue in stored.values()]
+        asked = asked_of(doc, idfs, self.policy)
+        subject_idfs = self._subject_idfs(doc, [o for _, o in others], idfs, n) if asked is not None else idfs
         out: list[tuple[Match, StoredIssue]] = []
-        for issue in stored.values():
-            other = self._stored_doc(issue)
+        for issue, other in others:
             text = bm25(doc.vector, issue.vector, idfs) / norm if norm > 0 else 0.0
-            out.append((compare(doc, other, min(text, 1.0)), issue))
+            out.append((compare(doc, other, min(text, 1.0), asked=asked, idfs=subject_idfs), issue))
         return out, idfs
+
+    def _subject_idfs(self, doc: IssueDoc, others: list[IssueDoc], idfs: dict[str, float],
+                      n: int) -> dict[str, float]:
+        """`idfs` plus the idf of the subject terms of the candidates that share one with the query (their other
+        terms weigh in scoring.subject_match), in one df look-up."""
+        asked = set(doc.subject)
+        missing = {t for o in others if o.kind not in FAILURE_KINDS and not asked.isdisjoint(o.subject)
+                   for t in o.subject if t not in idfs}
+        if not missing:
+            return idfs
+        dfs = self.store.df(sorted(missing))
+        return {**idfs, **{t: idf(dfs.get(t, 1), n) for t in missing}}
 
     def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float],
                          before: tuple[str, int] | None = None) -> dict[int, float]:

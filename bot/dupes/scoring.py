@@ -4,7 +4,8 @@ Pure. The link rule is deliberately simple (precision first):
   * a strong signal — the same diagnosis (rule id) or the same normalised error — plus some shared wording, or
   * very similar wording alone;
   * a signature shared by two reports whose diagnoses differ is a near miss, not a duplicate: when both
-    reports have diagnoses and none is shared, the pair is never linked.
+    reports have diagnoses and none is shared, the pair is never linked;
+  * two requests or questions whose titles ask about the same thing (request_terms) count as a shared question key.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from bot.dupes.document import FLAG_PREFIX, IssueDoc
+from bot.dupes.request_terms import Asked
 from bot.dupes.signature import Signature, describe_site
 from bot.report.model import Entity
 
@@ -45,6 +47,10 @@ class Policy:
     # shared entity keys (bot/report/entities.py), by what they name: the same requested model or ROCm target
     # (strong), one API use with one answer (question), where a question lies (area)
     w_entity: tuple[tuple[str, float], ...] = (("strong", 0.75), ("question", 0.65), ("area", 0.15))
+    # two requests or questions whose titles ask about the same thing (request_terms.overlap at least
+    # `min_subject`), neither of them a bug or performance report: weighs as a shared question key
+    w_subject: float = 0.65
+    min_subject: float = 0.75
     threshold: float = 0.6
     # A pair without a shared error, diagnosis or description (a request or a question) is linked at a stricter
     # threshold, by the query's kind: see README "Duplicate detection" for the argument.
@@ -116,13 +122,40 @@ class Match:
     entity_conflict: bool = False            # both name e.g. a model, a platform or a question, and differ
     kind: str = ""                           # the query's report kind
     query_has_error: bool = True             # the query carries an error signature (then no stricter threshold)
+    subject: tuple[str, ...] = ()            # the title words both ask about (bot/dupes/request_terms.py)
+    subject_overlap: float = 0.0             # how much of the two titles' subjects is shared, 0..1
+
+    def same_subject(self, policy: Policy) -> bool:
+        return bool(self.subject) and self.subject_overlap >= policy.min_subject
 
     @property
     def strong(self) -> bool:
         return bool(self.shared_rules) or self.signature is not None or self.site is not None or self.same_body
 
 
-def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = ()) -> Match:
+FAILURE_KINDS = ("bug", "performance")
+
+
+def subject_match(query: IssueDoc, doc: IssueDoc, asked: Asked | None,
+                  idfs: Mapping[str, float]) -> tuple[float, tuple[str, ...]]:
+    """How much two requests or questions ask about the same thing (request_terms.Asked) and the words they share;
+    (0, ()) when either is a failure report or either title names nothing."""
+    if asked is None or not doc.subject or doc.kind in FAILURE_KINDS:
+        return 0.0, ()
+    return asked.overlap(doc.subject, idfs)
+
+
+def asked_of(query: IssueDoc, idfs: Mapping[str, float], policy: Policy = DEFAULT_POLICY) -> Asked | None:
+    """The query's subject, prepared for comparisons, when it is a request or a question (no error, no failure
+    kind); `idfs` must cover its terms."""
+    if not query.subject or query.signatures or query.sites or query.kind in FAILURE_KINDS:
+        return None
+    return Asked(query.subject, query.subject_words, idfs, policy.min_subject)
+
+
+def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str, ...] = (),
+            asked: Asked | None = None, idfs: Mapping[str, float] | None = None) -> Match:
+    """`asked` (asked_of the query) and `idfs` (covering the doc's subject terms) enable the subject signal."""
     sig = None
     same_frames = False
     if query.signatures and doc.signatures:
@@ -138,10 +171,12 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
     shared_flags = tuple(f for f in query.flags if f in doc.flags) if query.flags and doc.flags else ()
     same_body = bool(query.body_key) and query.body_key == doc.body_key
     entities, entity_conflict = shared_entities(query.entities, doc.entities)
+    subject_overlap, subject = subject_match(query, doc, asked, idfs or {}) if asked is not None else (0.0, ())
     return Match(text=text, signature=sig, same_frames=same_frames, site=site, shared_rules=shared_rules,
                  same_body=same_body, rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
                  query_terms=len(query.vector), entities=entities, entity_conflict=entity_conflict,
-                 kind=query.kind, query_has_error=bool(query.signatures or query.sites))
+                 kind=query.kind, query_has_error=bool(query.signatures or query.sites),
+                 subject=subject, subject_overlap=subject_overlap)
 
 
 _ASKS = ("topic:", "cap:")   # groups that say what is asked about a model
@@ -211,9 +246,11 @@ def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
     score = 0.0 if near_miss else policy.w_text * m.text
     if not m.strong and m.query_terms < policy.min_text_terms:
         score *= m.query_terms / policy.min_text_terms
-    if m.entities and not near_miss:
+    same_subject = m.same_subject(policy)
+    if (m.entities or same_subject) and not near_miss:
         weights = policy.entity_weights
-        score += max(weights.get(e.strength, 0.0) for e in m.entities)
+        best = max((weights.get(e.strength, 0.0) for e in m.entities), default=0.0)
+        score += max(best, policy.w_subject) if same_subject else best
     if m.shared_rules or m.same_body:
         score += policy.w_rule
     if (m.signature is not None or m.site is not None) and not (m.rule_conflict and policy.veto_rule_conflict):
@@ -243,6 +280,8 @@ def reason(m: Match) -> str:
     if m.shared_rules:
         parts.append("same diagnosis: " + ", ".join(m.shared_rules))
     parts.extend(e.reason for e in m.entities[:2])
+    if m.same_subject(DEFAULT_POLICY):
+        parts.append("both titles ask about " + " ".join(m.subject))
     if m.shared_flags:
         parts.append("both use " + " and ".join(_flag(f) for f in m.shared_flags[:2]))
     if m.shared_terms and (not parts or m.text >= 0.3):

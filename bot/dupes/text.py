@@ -142,6 +142,17 @@ def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> lis
     return out
 
 
+def words_and_terms(line: str) -> list[tuple[str, str]]:
+    """(word as written, index term) of one short line, numbers included: `tokens` keeping what each term reads."""
+    line = _URL.sub(" ", line[:MAX_LINE]) if "://" in line or "www." in line else line[:MAX_LINE]
+    out: list[tuple[str, str]] = []
+    for raw in _TOKEN.findall(line):
+        term = raw if raw[0].isdigit() else _term(raw)
+        if term:
+            out.append((raw, term))
+    return out
+
+
 def is_error_text(line: str) -> bool:
     """An error line worth indexing: not a frame, a source line, a caret marker or a banner."""
     line = line[:MAX_LINE]

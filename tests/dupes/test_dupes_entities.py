@@ -81,7 +81,9 @@ def test_text_alone_does_not_link_a_question(index):
     fill(index)
     title = "[Usage]: tokenizer mismatch between vocab size and embedding rows for custom checkpoints"
     add(index, 100, title, USAGE.format("The custom checkpoint resizes embedding rows after adding tokens."))
-    query = parse(title, USAGE.format("The custom checkpoint resizes embedding rows after adding tokens."))
+    # the same description under a title that asks about something else (the title's subject: request_terms)
+    query = parse("[Usage]: vocab size differs from the embedding matrix",
+                  USAGE.format("The custom checkpoint resizes embedding rows after adding tokens."))
     linked, related = index.similar(query, (), exclude=200)
     assert linked == ()                  # wording alone cannot reach a question's threshold (w_text < 0.72)
     assert [c.number for c in related] == [100]   # but it is shown as possibly related

@@ -1,0 +1,115 @@
+"""Requests and questions whose titles ask about the same thing in other words (bot/dupes/request_terms.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bot.dupes import DuplicateIndex, MemoryIndexStore
+from bot.dupes.document import build_doc
+from bot.dupes.request_terms import other_version, overlap, request_terms
+from bot.dupes.scoring import DEFAULT_POLICY, asked_of, combine, compare, reason
+from bot.report import parse
+from bot.stores.dupes.sqlite import SqliteIndexStore
+
+FEATURE = "### 🚀 The feature, motivation and pitch\n\n{}\n\n### Alternatives\n\n_No response_\n"
+USAGE = "### Your current environment\n\n_No response_\n\n### How would you like to use vllm\n\n{}\n"
+FILLER = [
+    ("[Usage]: what does --max-num-seqs change for throughput?", USAGE.format("Batch sizes confuse me a lot.")),
+    ("[Feature]: add a metric for queue time per request", FEATURE.format("Prometheus should export it too.")),
+    ("[Usage]: how to set the chat template for a base model", USAGE.format("The template is missing.")),
+    ("[Feature]: support the Mistral tokenizer mode", FEATURE.format("Some checkpoints ship only tekken.")),
+    ("[Bug]: wrong output with temperature 0", "### 🐛 Describe the bug\n\nOutputs differ between runs.\n"),
+]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def index(request, tmp_path):
+    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.sqlite3")
+    idx = DuplicateIndex(store)
+    for i, (title, body) in enumerate(FILLER):
+        idx.add(10 + i, parse(title, body), (), created_at="2025-01-01T00:00:00Z")
+    yield idx
+    idx.close()
+
+
+def add(index, number, title, body):
+    index.add(number, parse(title, body), (), created_at="2025-02-01T00:00:00Z")
+
+
+@pytest.mark.parametrize(("title", "terms"), [
+    ("[Feature]: vllm support for Ascend NPU", ("ascend", "npu")),
+    ("Request for Ascend NPU support", ("ascend", "npu")),
+    ("Is it possible to add support for the Granite speech model?", ("granite", "speech")),
+    ("[New Model]: Qwen2.5-VL", ("qwen25", "vl")),          # one version, not "qwen2" and a dropped "5"
+    ("支持internlm2", ("internlm2",)),                        # the glossary's "support" is asking, not a subject
+    ("[Usage]: how to abort a request?", ("abort",)),
+])
+def test_request_terms_drop_the_wording_of_asking(title, terms):
+    assert request_terms(title) == terms
+
+
+def test_other_versions_of_one_name_are_other_requests():
+    assert other_version(("qwen2", "vl"), ("qwen25", "vl"))
+    assert other_version(("312",), ("313",))
+    assert other_version(("exl2",), ("exl3",))
+    assert not other_version(("qwen25", "vl"), ("qwen25", "vl", "instruct"))
+    assert not other_version(("granite", "speech"), ("granite", "speech", "33"))
+    assert overlap(("qwen2", "vl"), ("qwen25", "vl"), {"qwen2": 5.0, "qwen25": 5.0, "vl": 3.0}) == 0.0
+    assert overlap(("312",), ("312",), {"312": 5.0}) == 0.0          # a number alone names nothing
+
+
+def test_overlap_weighs_the_shared_words_by_idf():
+    idf = {"prompt": 2.0, "lookup": 5.0, "decod": 3.0, "speculative": 2.5, "diverse": 5.0, "lora": 3.0,
+           "beam": 4.0, "search": 3.0}
+    assert overlap(("prompt", "lookup", "decod"), ("prompt", "lookup", "speculative", "decod"), idf) == \
+        pytest.approx(10 / 12.5)
+    assert overlap(("lora", "beam", "search"), ("diverse", "beam", "search"), idf) == pytest.approx(7 / 12)
+
+
+def test_a_request_in_other_words_is_linked_with_its_subject_as_reason(index):
+    add(index, 100, "[Feature]: Request for Granite Speech support",
+        FEATURE.format("IBM released a speech model; serving it next to our chat models would simplify things."))
+    found = index.search(parse("Is it possible to add the granite speech model?",
+                               "We would like to transcribe calls with it."), (), exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "both titles ask about granite speech" in found[0].reason
+
+
+def test_a_question_filed_again_under_the_same_title_is_linked(index):
+    title = "[Usage]: tokenizer mismatch between vocab size and embedding rows for custom checkpoints"
+    add(index, 100, title, USAGE.format("The custom checkpoint resizes embedding rows after adding tokens."))
+    found = index.search(parse(title, USAGE.format("Which size wins, the config's or the tokenizer's?")), (),
+                         exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "both titles ask about tokenizer mismatch vocab size embedding rows custom checkpoints" in found[0].reason
+
+
+def test_another_version_of_the_requested_model_is_not_linked(index):
+    add(index, 100, "[New Model]: Granite Speech 3.2", FEATURE.format("A speech model from IBM."))
+    assert index.search(parse("[New Model]: Granite Speech 3.3", FEATURE.format("The new release.")), (),
+                        exclude=200) == ()
+
+
+def test_a_failure_report_gets_no_subject_signal(index):
+    add(index, 100, "[Feature]: Request for Granite Speech support", FEATURE.format("A speech model from IBM."))
+    bug = parse("[Bug]: granite speech", "### 🐛 Describe the bug\n\nThe output is empty for every request.\n")
+    doc = build_doc(bug)
+    assert doc.subject == ("granite", "speech")
+    assert all(not m.subject for m, _ in index.candidates(doc, exclude=200))
+
+
+def test_subject_needs_the_policy_overlap_and_vetoes_near_misses():
+    a = build_doc(parse("[Feature]: support for Ascend NPU", FEATURE.format("Huawei accelerators.")))
+    b = build_doc(parse("Request for Ascend NPU support", "Many of our customers use them."))
+    idfs = {"ascend": 6.0, "npu": 6.0}
+    m = compare(b, a, 0.1, asked=asked_of(b, idfs), idfs=idfs)
+    assert m.subject == ("ascend", "npu") and m.subject_overlap == 1.0
+    assert combine(m) == pytest.approx(0.7 * 0.1 * m.query_terms / 12 + DEFAULT_POLICY.w_subject)
+    assert "both titles ask about ascend npu" in reason(m)
+    assert compare(b, a, 0.1).subject == ()                           # not prepared: no subject signal
+    bug = build_doc(parse("[Bug]: Ascend NPU", "### 🐛 Describe the bug\n\nIt hangs.\n"))
+    assert asked_of(bug, idfs) is None                                # a failure report asks nothing
+    assert combine(replace(m, entity_conflict=True)) == 0.0
+    assert combine(replace(m, subject_overlap=DEFAULT_POLICY.min_subject - 0.01)) < DEFAULT_POLICY.threshold_for(m)
