@@ -32,6 +32,11 @@ instead doesn don isn didn won ask inquiry regarding
 """
 ASKING = frozenset(_ASKING_WORDS.split())
 
+# A title that reports something going wrong describes a failure, which has many causes, not a request or a
+# question with one answer: "vllm in WSL2 cannot find the GPU", "memory use is still huge", "install fails".
+_SYMPTOM = re.compile(r"\b(?:cannot|can ?'?t|can not|unable|fail\w*|error\w*|crash\w*|broken|not work\w*|"
+                      r"doesn'?t work|does not work|stuck|hang\w*|freez\w*|wrong|slow\w*|still|no longer|"
+                      r"incorrect|garbled|endless|exception)\b", re.IGNORECASE)
 # "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
 _VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
 _NAME_VERSION = re.compile(r"^([a-z]+)(\d[a-z0-9]*)$")
@@ -39,8 +44,11 @@ _NAME_VERSION = re.compile(r"^([a-z]+)(\d[a-z0-9]*)$")
 
 def request_subject(title: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(terms, words): the title's index terms that say what it asks about, in order, at most MAX_TERMS, and each
-    one as the title writes it (for a reason a maintainer reads)."""
-    text = _VERSION_DOT.sub("", with_english(clean_title(title)))
+    one as the title writes it (for a reason a maintainer reads); none for a title that reports a failure."""
+    text = with_english(clean_title(title))
+    if _SYMPTOM.search(text):
+        return (), ()
+    text = _VERSION_DOT.sub("", text)
     seen: dict[str, str] = {}
     for word, term in words_and_terms(text.replace("\n", " ")):
         if term not in ASKING and term not in seen:

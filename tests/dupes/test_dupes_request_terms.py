@@ -50,6 +50,17 @@ def test_request_terms_drop_the_wording_of_asking(title, terms):
     assert request_terms(title) == terms
 
 
+@pytest.mark.parametrize("title", [
+    "[Installation]: vllm in WSL2 cannot find the GPU after pip install",
+    "[Usage]: GPU memory use is still huge with a low --gpu-memory-utilization",
+    "[Usage]: doesn't work on a Tesla P100",
+    "[Usage]: granite speech output is garbled",
+    "vllm推理报错",                                           # the glossary reads 报错 as "error"
+])
+def test_a_title_reporting_a_failure_asks_nothing(title):
+    assert request_terms(title) == ()
+
+
 def test_other_versions_of_one_name_are_other_requests():
     assert other_version(("qwen2", "vl"), ("qwen25", "vl"))
     assert other_version(("312",), ("313",))
