@@ -110,7 +110,9 @@ WORDS: tuple[Word, ...] = (
     Word("ray", r"\bray\b(?![-_ ]?tracing)|\bplacement[-_ ]?groups?\b|\bray\w{0,20}(worker|executor|actor)\w*|"
                 r"\bkuberay\b|\b(worker|engine)[-_]use[-_]ray\b(?!\W{0,3}[=:]\W{0,3}false)"),
     # saying the deployment spans nodes is the reporter's own setup, not a passing word
-    Word("multi-node", r"\b(multiple|several|two|three|four|[2-9]|across( \w+)?) (machines|nodes|hosts)\b|"
+    # ("2 H100 nodes", "multiple single-GPU machines")
+    Word("multi-node", r"\b(multiple|several|multi|many|two|three|four|[2-9]|across)( [\w-]+){0,2} "
+                       r"(machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
     Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
     # nodes x GPUs per node ("2 * 8 A100", "2x8 H100"), or more data-center GPUs than one node holds ("H800*16")

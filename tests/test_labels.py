@@ -240,6 +240,9 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Bug]: DeepSeek-R1 on 2 * 8 H100 fails to start", {"multi-node"}, set()),
     ("[Usage]: how to serve DeepSeek-R1 on H800*16", {"multi-node"}, set()),
     ("[Bug]: Qwen2.5-72B on 8xH100 fails to start", set(), {"multi-node"}),
+    ("[Usage]: how to run DeepSeek-V3 on 2 H100 nodes?", {"multi-node"}, set()),
+    ("[Usage]: tensor parallel across multiple single-GPU machines?", {"multi-node"}, set()),
+    ("[Bug]: the server hangs on a node with 8 GPUs", set(), {"multi-node"}),
     # building vLLM is installing it
     ("[Bug]: build vllm on a Mac: libc++abi error", {"installation"}, set()),
     # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
