@@ -142,6 +142,11 @@ def parse_collect_env(lines: list[str]) -> CollectEnv:
                 if not stripped:
                     continue
                 pending_gpus = False
+            if ":" not in line and "=" not in line and "[" not in line:
+                # no label, banner, pip or variable line: only the heading of the variables can be one
+                if stripped.lower() in ("environment variables", "environment variables:"):
+                    in_env_vars = True
+                continue
             lv = label_of(line)
             if lv is not None:
                 key, value = lv

@@ -254,3 +254,13 @@ def test_exception_line_type_matched_possessively_like_with_backtracking(text):
     assert backtracking.pattern != EXC_LINE.pattern
     m, b = EXC_LINE.match(text), backtracking.match(text)
     assert (m and m.groupdict()) == (b and b.groupdict())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(ENV_PIECES), max_size=6).map("".join))
+def test_collect_env_lines_without_colon_equals_or_bracket_hold_no_field(text):
+    from bot.report.collect_env import _ENV_VAR_RE, _PIP_RE, is_banner
+
+    line = text.replace(":", " ").replace("=", " ").replace("[", " ")
+    assert label_of(line) is None and not is_banner(line)
+    assert not _PIP_RE.match(line) and not _ENV_VAR_RE.match(line.strip())
