@@ -7,6 +7,8 @@ repetitions made open (`[^\\n]{0,80}` as `[^\\n]{0,}`), and how depends on the p
 - a pattern every match of which holds a long literal (`required_literals`: "flashinfer", "no kernel image",
   one of "bfloat16"/"bf16 is not"…) is searched on its own, and only when a first pass of one RE2 Set of all
   such literals found each of its groups of literals in the text (most texts hold none);
+- a pattern that can match a single character (`\\S`, `\\?|\\bhow\\b`) is searched on its own every time:
+  it matches almost at once, where in a Set it would make nearly every state a matching one;
 - the others (`\\b(support\\w*|run\\w*)\\b…`, whose words are in most texts) go into RE2 Sets of at most
   `SET_SIZE` patterns, one pass each. A many-match DFA tracks every pattern at once, so counters and dozens of
   `\\b…[^\\n]*…` patterns multiply into states that each new text builds afresh (one Set of 230 such patterns
@@ -25,13 +27,15 @@ from typing import Any
 import re2
 
 from bot.rules.regex import Pattern
-from bot.rules.required import required_literals
+from bot.rules.required import required_literals, shortest_match
 
 SENTINEL = rb"\A"
 SET_MAX_MEM = 64 << 20
 SET_SIZE = 20
 # a group of literals whose shortest is shorter than this is in too many texts to be worth a search of its own
 STRONG_LITERAL = 5
+# a pattern that can match this few characters matches nearly every text, and at once
+MATCHES_ANYTHING = 1
 _RANGE = re.compile(rb"\{(\d+),\d+\}")
 
 
@@ -110,8 +114,17 @@ class TextFilter:
     their literals are there, the others in Sets."""
 
     def __init__(self, patterns: list[Pattern]) -> None:
-        self.index = {id(p): i for i, p in enumerate(patterns)}
-        self.patterns = patterns
+        self.patterns: list[Pattern] = []
+        self.index: dict[int, int] = {}
+        slot_of: dict[bytes, int] = {}          # patterns written alike (every rule's own `\\S`) share a slot
+        for pattern in patterns:
+            key = pattern.regexp._pattern
+            if key not in slot_of:
+                slot_of[key] = len(self.patterns)
+                self.patterns.append(pattern)
+            self.index[id(pattern)] = slot_of[key]
+        patterns = self.patterns
+        self.always: list[int] = []             # slots searched on their own for every text
         self.needs: dict[int, int] = {}         # slot searched on its own -> bit mask of its groups of literals
         self._singles: dict[int, object] = {}   # slot -> its pattern with open repeats, compiled on first use
         bits_of: dict[str, int] = {}            # literal -> the groups it is in
@@ -119,7 +132,9 @@ class TextFilter:
         groups_seen = 0
         for slot, pattern in enumerate(patterns):
             groups = [g for g in required_literals(pattern.source) if min(map(len, g)) >= STRONG_LITERAL]
-            if not groups:
+            if not groups and (width := shortest_match(pattern.source)) is not None and width <= MATCHES_ANYTHING:
+                self.always.append(slot)
+            elif not groups:
                 in_sets.append(slot)
             for group in groups:
                 bit = 1 << groups_seen
@@ -168,6 +183,7 @@ class TextFilter:
         candidates = self.candidates(data)
         if candidates is None:
             return None
+        candidates.update(self.always)
         matched = {slot for slot in candidates if self.single(slot).search(data) is not None}
         for compiled, sentinel, slots in self.sets:
             result = compiled.Match(data)

@@ -41,6 +41,16 @@ def required_literals(source: str) -> tuple[Group, ...]:
     return tuple(groups[:MAX_GROUPS])
 
 
+def shortest_match(source: str) -> int | None:
+    """The length of the shortest text `source` can match, in characters; None when unsure."""
+    if _POSIX.search(source):
+        return None
+    try:
+        return int(sre_parse.parse(_FLAGS.sub("", source)).getwidth()[0])
+    except (re.error, ValueError, OverflowError, RecursionError):
+        return None
+
+
 def _sequence(items: list[tuple[Any, Any]]) -> list[Group]:
     """A concatenation needs what each of its items needs, and each run of literal characters."""
     groups: list[Group] = []

@@ -11,7 +11,7 @@ from bot.report import parse
 from bot.rules import load_rules
 from bot.rules.prefilter import Prefilter, _opened
 from bot.rules.regex import Pattern
-from bot.rules.required import required_literals
+from bot.rules.required import required_literals, shortest_match
 from bot.rules.texts import Texts
 
 RULES = load_rules()
@@ -84,19 +84,29 @@ def test_every_match_of_a_rule_pattern_holds_a_literal_of_each_group():
 
 
 @pytest.mark.parametrize("source", sorted(_patterns()))
-def test_literal_pass_and_single_searches_agree_with_searching_every_pattern(source):
+def test_literal_pass_single_searches_and_sets_agree_with_searching_every_pattern(source):
     entry = RULES._prefilter[0]._texts[source]
-    reference = [re2.compile(_opened(p)) for p in entry.patterns]
+    patterns = _patterns()[source]
+    reference = [(entry.index[id(p)], re2.compile(_opened(p))) for p in patterns]
     for texts in TEXTS:
         data = texts.text(source)
-        expected = {slot for slot, regexp in enumerate(reference) if regexp.search(data) is not None}
-        assert entry.run(data) == expected
+        matched = entry.run(data)
+        for slot, regexp in reference:
+            assert (slot in matched) == (regexp.search(data) is not None), entry.patterns[slot].source
 
 
-def test_the_prose_texts_use_both_the_literal_pass_and_sets():
-    for source in ("any", "body", "title"):
+def test_the_prose_texts_use_every_path():
+    for source in ("any", "title"):
         entry = RULES._prefilter[0]._texts[source]
-        assert entry.needs and entry.sets, source
+        assert entry.needs and entry.sets and entry.always, source
+    entry = RULES._prefilter[0]._texts["error:own"]
+    assert len(entry.patterns) < len(entry.index)     # every rule's own `\\S` is searched once
+
+
+@pytest.mark.parametrize(("source", "width"), [(r"\S", 1), (r"\?|\bhow\b", 1), (r"ab(?:cd)?e{2,}", 4),
+                                                (r"(?-i)x+", 1), (r"[[:alpha:]]", None), (r"\pL", None)])
+def test_shortest_match(source, width):
+    assert shortest_match(source) == width
 
 
 class _GaveUp:
