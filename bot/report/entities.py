@@ -254,7 +254,8 @@ _NOT_ORGS = frozenset({"v1", "docs", "blob", "tree", "issues", "pull", "usr", "h
 _NOT_MODEL_TOKEN = re.compile(
     r"^(?:v?\d[\d.]*|cuda\d*[\d.]*|cu\d+(?:\.\d+)?|py\d+|python\d[\d.]*|sm_?\d+|gfx\d+\w*|rtx\w*|[ahlbt]\d{2,4}\w*|"
     r"mi\d{2,3}\w*|[pvk]\d{2,3}|x86(?:_64)?|aarch64|arm64|utf-8|e\.g|i\.e|torch\d*[\d.]*|rocm\d*[\d.]*|gpu\d*|"
-    r"v\d+(?:\.\d+)*|fp\d+|int\d+|bf16|w\d+a\d+|\d+(?:\.\d+)?[bmkgt]b?)$",
+    r"v\d+(?:\.\d+)*|fp\d+|int\d+|bf16|w\d+a\d+|\d+(?:\.\d+)?[bmkgt]b?|"
+    r"m[1-5](?:pro|max|ultra)?)$",                    # Apple's M1-M5 chips, not models
     re.IGNORECASE)
 
 # ------------------------------------------------------------------------------------------- platforms

@@ -66,6 +66,13 @@ def test_mac_named_plainly_is_macos(title):
     assert "platform=macos" in keys(title, "### How you are installing vllm\n\n```sh\npip install vllm\n```\n")
 
 
+@pytest.mark.parametrize("title", ["[Feature]: Metal backend support (Apple M1, M2)", "Can vllm support an M3 Max?"])
+def test_apple_chips_are_no_requested_models(title):
+    found = keys(title, "### 🚀 The feature, motivation and pitch\n\nMany of us develop on Macs.\n")
+    assert not any(k.startswith("model=") for k in found)
+    assert "model=minimaxm2" in keys("[New Model]: MiniMax-M2", "")          # a model named with M2 still is one
+
+
 def test_unknown_family_has_no_architecture():
     assert model_family("acme/WidgetLM-7B") is None
 
