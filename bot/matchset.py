@@ -289,7 +289,10 @@ class MatchSet:
 
     def _match(self, text: str) -> list[int] | None:
         """The Set's entries found in `text`, or None when the Set cannot answer for it."""
-        if (self._ascii_only and not text.isascii()) or any(c in text for c in self._unsafe):
+        if text.isascii():
+            if "\x0b" in text or (self._ascii_only and any(c in text for c in self._unsafe)):
+                return None
+        elif self._ascii_only or any(c in text for c in self._unsafe):
             return None
         try:
             found = self._set.Match(text.encode("utf-8"))

@@ -209,7 +209,8 @@ class Wording:
                 heads.append(key)
         pairs = False
         if heads:
-            low = set(_TOKEN.findall(text.lower()))
+            # (lower-casing a non-ASCII text can make letters: "İ" -> "i̇")
+            low = {t.lower() for t in tokens} if text.isascii() else set(_TOKEN.findall(text.lower()))
             pairs = any(not self.tails[h].isdisjoint(low) for h in heads)
         if not fixes and not pairs:
             return text

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.wording import Wording, squash
 
@@ -87,3 +89,12 @@ def test_a_text_corrected_again_gives_the_same_answer_and_an_unchanged_text_is_i
     for k in range(50):                 # more texts than are kept: the answers stay the same
         assert w.correct(f"qunatization {k}") == f"quantization {k}"
     assert w.correct(misspelt) == fixed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["tool", "call", "calls", "multi", "modal", "node", "kv", "cache", "paralel",
+                                 "qunatization", "Tool", "-", " ", "  ", "\t", ".", "x", "2"]),
+                max_size=16).map("".join))
+def test_an_ascii_text_is_corrected_as_the_same_text_with_non_ascii_after_it(text: str) -> None:
+    # the two paths of the pair check: tokens lower-cased (ASCII text), the lower-cased text read again (any other)
+    assert W.correct(text + " é") == W.correct(text) + " é"
