@@ -115,15 +115,27 @@ _FILLER = frozenset({"bug", "issue", "model", "models", "error", "errors", "prob
 def named_models(title: str) -> list[str]:
     """The models a title names: Hub ids, words with a size, words of a known family (not a release or a GPU)."""
     title = _CLASS_NAME.sub(" ", title[:MAX_TITLE])
-    names = [n for n in title_models(title) if not _NOT_A_MODEL_NAME.fullmatch(n)]
+    names = [n for n in _title_models(title) if not _NOT_A_MODEL_NAME.fullmatch(n)]
     names += [m.group(0) for m in _FAMILY.finditer(title)]
     return names
 
 
 def names_moe_model(title: str) -> bool:
     title = title[:MAX_TITLE]
-    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in title_models(title)
+    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in _title_models(title)
                                                  if not _DENSE_DISTILL.search(n))
+
+
+_last_title: tuple[str, tuple[str, ...]] = ("", ())
+
+
+def _title_models(title: str) -> tuple[str, ...]:
+    """`title_models(title)`; the last title's answer is kept, as labels ask both questions of one title in a row."""
+    global _last_title
+    last = _last_title
+    if last[0] != title:
+        _last_title = last = (title, tuple(title_models(title)))
+    return last[1]
 
 
 def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozenset[str] = frozenset()) -> float:
@@ -162,7 +174,7 @@ def _asks_for_model(title: str, names: list[str]) -> bool:
 
 def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:
     """The title names a mixture-of-experts model and is not about a feature the model only went through."""
-    return names_moe_model(title) and not title_topics & SUBJECT_TOPICS
+    return not title_topics & SUBJECT_TOPICS and names_moe_model(title)
 
 
 def without_kv_cache_type(text: str) -> str:

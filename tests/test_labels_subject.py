@@ -284,3 +284,14 @@ def test_subject_patterns_stay_linear_on_hostile_text() -> None:
 ])
 def test_a_kind_of_model_in_the_title(title: str, want: bool) -> None:
     assert ("multi-modality" in labels(title)) is want, labels(title)
+
+
+def test_the_title_models_kept_are_those_of_the_title_asked() -> None:
+    from bot import subject
+    from bot.report.entities import title_models
+
+    titles = ["Qwen3-30B-A3B fails to load", "[Bug]: Llama-3-8B outputs gibberish", "DeepSeek-V3 on 2 nodes"]
+    for title in (*titles, *titles[::-1], titles[0], titles[0]):
+        assert subject._title_models(title) == tuple(title_models(title))
+    assert [subject.names_moe_model(t) for t in titles] == [True, False, True]
+    assert [subject.names_moe_model(t) for t in titles[::-1]] == [True, False, True]
