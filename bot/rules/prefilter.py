@@ -126,7 +126,6 @@ class TextFilter:
         patterns = self.patterns
         self.always: list[int] = []             # slots searched on their own for every text
         self.needs: dict[int, int] = {}         # slot searched on its own -> bit mask of its groups of literals
-        self._singles: dict[int, object] = {}   # slot -> its pattern with open repeats, compiled on first use
         bits_of: dict[str, int] = {}            # literal -> the groups it is in
         in_sets: list[int] = []
         groups_seen = 0
@@ -142,6 +141,8 @@ class TextFilter:
                 self.needs[slot] = self.needs.get(slot, 0) | bit
                 for literal in sorted(group):
                     bits_of[literal] = bits_of.get(literal, 0) | bit
+        # compiled now, not on first use: replay's workers fork after loading the rules and share them
+        self.singles = {slot: _single(patterns[slot]) for slot in (*self.always, *self.needs)}
         self.literals = _new_set()
         self.literal_bits: list[int] = []
         self.literal_slots: list[tuple[int, ...]] = []
@@ -184,7 +185,8 @@ class TextFilter:
         if candidates is None:
             return None
         candidates.update(self.always)
-        matched = {slot for slot in candidates if self.single(slot).search(data) is not None}
+        singles = self.singles
+        matched = {slot for slot in candidates if singles[slot].search(data) is not None}
         for compiled, sentinel, slots in self.sets:
             result = compiled.Match(data)
             if not result or sentinel not in result:
@@ -192,17 +194,14 @@ class TextFilter:
             matched.update(slots[k] for k in result if k != sentinel)
         return matched
 
-    def single(self, slot: int) -> Any:
-        regexp = self._singles.get(slot)
-        if regexp is None:
-            options = re2.Options()
-            options.log_errors = False
-            try:
-                regexp = re2.compile(_opened(self.patterns[slot]), options)
-            except re2.error:
-                regexp = re2.compile(_opened(self.patterns[slot], open_them=False), options)
-            self._singles[slot] = regexp
-        return regexp
+
+def _single(pattern: Pattern) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(_opened(pattern), options)
+    except re2.error:
+        return re2.compile(_opened(pattern, open_them=False), options)
 
 
 def _opened(pattern: Pattern, open_them: bool = True) -> bytes:
