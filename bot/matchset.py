@@ -26,7 +26,6 @@ _ASCII_MODE_UNSAFE = ("\x0b", "\u017f", "\u212a")
 _UNICODE_MODE_UNSAFE = ("\x0b", "\x1c", "\x1d", "\x1e", "\x1f")
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 _GLOBAL_FLAG = re.compile(r"\(\?[a-zA-Z-]+\)")
-MAX_MEM = 64 << 20
 # an alternative with a longer counted repetition (`.{0,60}`) stays a Python pattern: in the Set its DFA states
 # multiply with every other pattern's, and on reports unlike the ones seen before the DFA is rebuilt text by text
 MAX_COUNT = 12
@@ -234,7 +233,6 @@ class MatchSet:
         options = re2.Options()
         options.log_errors = False
         options.case_sensitive = not flags & re.IGNORECASE
-        options.max_mem = MAX_MEM
         self._set = re2.Set.SearchSet(options)
         self._found_by: dict[int, int] = {}              # Set entry -> the pattern an alternative of it matched
         self._gates: dict[int, list[int]] = {}           # Set entry -> patterns whose rest may match (a gate)

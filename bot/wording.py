@@ -174,9 +174,12 @@ class Wording:
         for plural in (low + "s", low + "es", *singular):
             if plural in self.forms and plural.isalpha():
                 return plural                      # "wheels" for `wheel`, "backend" for `backends`
-        candidates: set[str] = set()
-        for d in _deletions(key) | {key}:
-            candidates.update(self.near.get(d, ()))
+        near = self.near
+        candidates: set[str] = set(near.get(key, ()))
+        for i in range(len(key)):   # the key with one letter deleted (`_deletions`, without building the set)
+            found = near.get(key[:i] + key[i + 1:])
+            if found:
+                candidates |= found
         # a letter more or less at the end is another word ("structure", "structured"), not a typo
         best = sorted(c for c in candidates if c[0] == key[0] and not (c.startswith(key) or key.startswith(c))
                       and _one_edit(key, c, swap_only=len(c) < MIN_EDIT))
