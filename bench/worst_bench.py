@@ -116,7 +116,8 @@ def every_regex(rules, size: int) -> dict[str, Any]:
     label_count = 0
     # label regexes run with Python `re` over bounded texts: titles (1000), failure lines (2000), prose
     for group in (labels._WORDS, labels._FAILURE, labels._MODEL, labels._FRAMES, labels._EXC_TYPES):
-        for _spec, rx in group:
+        for entry in group:    # (what it stands for, its compiled pattern, …)
+            rx = entry[1]
             text = adversarial_text(rx.pattern, min(size, 64_000))
             seconds, _ = _timed(rx.search, text)
             label_count += 1

@@ -3,21 +3,17 @@ frequencies right through edits, is shared by replicas, and survives replicas in
 
 from __future__ import annotations
 
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
+from bench.corpus import Generator
 from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.report import parse
 from bot.stores.dupes.postgres import PostgresIndexes, migrate
 
 from .pg import pg_url  # noqa: F401 - fixture
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for bench.corpus
-from bench.corpus import Generator  # noqa: E402
 
 
 @pytest.fixture

@@ -4,18 +4,16 @@ content, no two columns share a heading, made-up sample issues link nowhere, and
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench.corpus import Generator
 from bot.cli import main
 
 from .browser import ROOT, WIDTHS, new_page, require_chromium, shot
 
 require_chromium()
-sys.path.insert(0, str(ROOT))  # the repository root, for bench.corpus
-from bench.corpus import Generator  # noqa: E402
 
 
 @pytest.fixture(scope="module")

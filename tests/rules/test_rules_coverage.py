@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for bench.rules_coverage
-from bench.rules_coverage import coverage, main  # noqa: E402
-from bot.rules import DEFAULT_RULES_DIR  # noqa: E402
+from bench.rules_coverage import coverage, main
+from bot.rules import DEFAULT_RULES_DIR
 
 HEADS = ("[Bug]: Qwen on three GPUs",
          "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 3\n"
