@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--devset", default=str(DEVSET))
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--sources", nargs="+", default=["none"], help="raise-site indexes to replay with (default none)")
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "same_output"))
+    ap.add_argument("--work", help="where the replays are written (default: a new temporary directory, so two runs "
+                                   "at once never share their files)")
     a = ap.parse_args(argv)
-    work = Path(a.work)
+    work = Path(a.work or tempfile.mkdtemp(prefix="same_output-"))
     work.mkdir(parents=True, exist_ok=True)
+    print(f"replays written to {work}", file=sys.stderr)
     exports = [p for p in (Path(a.devset), ROOT / "samples" / "issues.jsonl") if p.exists()]
     exports.append(corpus(work, a.issues, a.seed))
     status = 0
