@@ -9,6 +9,10 @@ from bot.report.model import ExceptionInfo, Frame, Report
 
 SITE = "/usr/local/lib/python3.12/dist-packages"
 
+# the issue forms' bodies of a usage question and a feature request, around the reporter's words
+USAGE = "### Your current environment\n\n_No response_\n\n### How would you like to use vllm\n\n{}\n"
+FEATURE = "### 🚀 The feature, motivation and pitch\n\n{}\n\n### Alternatives\n\n_No response_\n"
+
 PP_MESSAGE = ("Pipeline parallelism is not supported for this model. Supported models implement the "
               "`SupportsPP` interface.")
 PP_FRAMES = (

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from dupes_reports import FEATURE, USAGE
 
-from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.dupes.scoring import DEFAULT_POLICY, Match, combine, shared_entities
 from bot.report import parse
 from bot.report.model import Entity
-from bot.stores.dupes.sqlite import SqliteIndexStore
 
-
-@pytest.fixture(params=["memory", "sqlite"])
-def index(request, tmp_path):
-    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.sqlite3")
-    idx = DuplicateIndex(store)
-    yield idx
-    idx.close()
-
-
-USAGE = "### Your current environment\n\n_No response_\n\n### How would you like to use vllm\n\n{}\n"
-FEATURE = "### 🚀 The feature, motivation and pitch\n\n{}\n\n### Alternatives\n\n_No response_\n"
 FILLER = [
     ("[Usage]: what does --max-num-seqs change for throughput?", USAGE.format("Batch sizes confuse me a lot.")),
     ("[Feature]: add a metric for queue time per request", FEATURE.format("Prometheus should export it too.")),

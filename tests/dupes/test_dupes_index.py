@@ -1,4 +1,3 @@
-import pytest
 from dupes_reports import ENV_DUMP, finding, pp_draft_report, pp_target_report, report
 
 from bot.dupes import DuplicateIndex, MemoryIndexStore
@@ -15,14 +14,6 @@ def unrelated(i: int):
               "docker image missing flash attention wheel", "multimodal image embeddings wrong shape"]
     return report(f"[Bug]: {topics[i % len(topics)]} #{i}", ENV_DUMP + f"\nDetails for case {i}: "
                   + topics[(i + 1) % len(topics)])
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def index(request, tmp_path):
-    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.db")
-    idx = DuplicateIndex(store)
-    yield idx
-    idx.close()
 
 
 def fill(index):

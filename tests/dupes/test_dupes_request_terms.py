@@ -5,16 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from dupes_reports import FEATURE, USAGE
 
-from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.dupes.document import build_doc
 from bot.dupes.request_terms import other_version, overlap, request_terms
 from bot.dupes.scoring import DEFAULT_POLICY, asked_of, combine, compare, reason
 from bot.report import parse
-from bot.stores.dupes.sqlite import SqliteIndexStore
 
-FEATURE = "### 🚀 The feature, motivation and pitch\n\n{}\n\n### Alternatives\n\n_No response_\n"
-USAGE = "### Your current environment\n\n_No response_\n\n### How would you like to use vllm\n\n{}\n"
 FILLER = [
     ("[Usage]: what does --max-num-seqs change for throughput?", USAGE.format("Batch sizes confuse me a lot.")),
     ("[Feature]: add a metric for queue time per request", FEATURE.format("Prometheus should export it too.")),
@@ -24,14 +21,12 @@ FILLER = [
 ]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def index(request, tmp_path):
-    store = MemoryIndexStore() if request.param == "memory" else SqliteIndexStore(tmp_path / "dupes.sqlite3")
-    idx = DuplicateIndex(store)
+@pytest.fixture
+def index(index):
+    """The shared empty index (tests/dupes/conftest.py) holding the filler reports."""
     for i, (title, body) in enumerate(FILLER):
-        idx.add(10 + i, parse(title, body), (), created_at="2025-01-01T00:00:00Z")
-    yield idx
-    idx.close()
+        index.add(10 + i, parse(title, body), (), created_at="2025-01-01T00:00:00Z")
+    return index
 
 
 def add(index, number, title, body):
