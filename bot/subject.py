@@ -21,6 +21,7 @@ quantifiers.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.report.entities import model_family, title_models
 
@@ -126,16 +127,10 @@ def names_moe_model(title: str) -> bool:
                                                  if not _DENSE_DISTILL.search(n))
 
 
-_last_title: tuple[str, tuple[str, ...]] = ("", ())
-
-
+@lru_cache(maxsize=1)
 def _title_models(title: str) -> tuple[str, ...]:
     """`title_models(title)`; the last title's answer is kept, as labels ask both questions of one title in a row."""
-    global _last_title
-    last = _last_title
-    if last[0] != title:
-        _last_title = last = (title, tuple(title_models(title)))
-    return last[1]
+    return tuple(title_models(title))
 
 
 def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozenset[str] = frozenset()) -> float:
