@@ -484,9 +484,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.ASCII)
 
 
-_WORDS = [(w, _compile(w.pattern)) for w in WORDS]
-_FAILURE = [(p, _compile(p.pattern)) for p in FAILURE]
-# which of them match a text: one RE2 Set pass (bot/matchset.py), the same answers as searching each
+# which of WORDS and FAILURE match a text: one RE2 Set pass (bot/matchset.py), the same answers as searching each
 _WORD_MATCH = MatchSet([w.pattern for w in WORDS])
 _FAILURE_MATCH = MatchSet([p.pattern for p in FAILURE])
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
