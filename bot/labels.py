@@ -87,6 +87,9 @@ class Word:
     pattern: str
     title: float = 1.0      # weight when found in the title
     prose: float = 0.5      # weight when found in the description prose
+    # topics a title can be about that this word then only qualifies ("streaming" of a tool call): with one of them
+    # in the title the word does not count there
+    qualifies: tuple[str, ...] = ()
 
 
 # model families, for "support <family…>" / "is <family…> supported"
@@ -192,10 +195,11 @@ WORDS: tuple[Word, ...] = (
     Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b|"
                      r"\boffline inference\b",
          0.5, 0.3),
-    # streaming tokens to the client; a tool parser's streaming is tool calling
+    # streaming tokens to the client; a tool parser's streaming is tool calling ("tool calls are lost when streaming",
+    # "stream=True returns no tool_calls")
     Word("frontend", r"(?<!parser )(?<!parsers )(?<!tool )\bstreaming\b(?![-_ ]?(tool|function|parser))|"
                      r"(?<!parser )(?<!parsers )(?<!tool )\bstream(ing)? (the )?(tokens?|output|responses?|chat)\b",
-         1.0, 0.3),
+         1.0, 0.3, ("tool-calling",)),
     # the offline `LLM` API, request parameters, CLI arguments, metrics: the user-facing surface of vLLM
     Word("frontend", r"(?-i:\bLLM\()|\bllm\.(generate|chat|encode|embed)\b|"
                      r"\bsampling[-_ ]?params\b|\breasoning[-_ ]parser\b|\benable[-_ ]reasoning\b|\bprometheus\b|"
@@ -222,8 +226,9 @@ WORDS: tuple[Word, ...] = (
                      r"transcriptions?|translations?|responses) (api|endpoints?|routes?|interface)\b|"
                      r"\bbatch (api|file format)\b|\brun_batch\b|"
                      r"\b(openai|chat|completions?|embeddings?)\s*(接口|服务)|流式"),
-    Word("frontend", r"\bstream\s*(=|==|:)\s*\"?true\b|\bstream(ing)? (mode|requests?|calls?|api)\b|"
-                     r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|\bChatCompletion(Chunk|Message)?\b|"
+    Word("frontend", r"\bstream\s*(=|==|:)\s*\"?true\b|\bstream(ing)? (mode|requests?|calls?|api)\b",
+         qualifies=("tool-calling",)),
+    Word("frontend", r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|\bChatCompletion(Chunk|Message)?\b|"
                      r"\busage (info\w*|stats|field)\b"),
     Word("frontend", r"\bapi[-_ ]?keys?\b|\bvllm_api_key\b|\bbearer token\b|\bcors\b|\bcross[-_ ]origin\b|"
                      r"\ballowed[-_ ]origins\b|\b(routes?|endpoints?)\b[^.\n]{0,40}\bauthori[sz]\w*"),
@@ -564,14 +569,20 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     in_kv_title = _words_in(kv_title, title, in_title)
     in_quant_prose = _words_in(quant_prose, prose, in_prose)
     model_only: set[str] = set()
+    qualifiers: list[Word] = []
     for k in sorted(in_title | in_prose | in_kv_title | in_quant_prose | set().union(*in_plain.values())):
         word = WORDS[k]
-        if k in in_plain.get(word.topic, in_title):
+        if k in in_plain.get(word.topic, in_title) and word.qualifies:
+            qualifiers.append(word)
+        elif k in in_plain.get(word.topic, in_title):
             s.add(word.topic, "title", word.title)
         elif word.topic in plain and k in in_kv_title:
             model_only.add(word.topic)
         if k in (in_quant_prose if word.topic == "quantization" else in_prose):
             s.add(word.topic, "prose", word.prose)
+    for word in qualifiers:
+        if not any(s.by_topic.get(t, {}).get("title", 0.0) >= THRESHOLD for t in word.qualifies):
+            s.add(word.topic, "title", word.title)
     _kind_yields_to_title(s)
     _gpus_yield_to_another_parallelism(s, title)
     if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):

@@ -637,3 +637,18 @@ ERROR 11-03 23:14:01 [serving_chat.py:1145] vllm.v1.engine.exceptions.EngineDead
     hub = _labels("[Bug]: 401 Unauthorized for url when loading a gated model",
                   "huggingface_hub.errors.GatedRepoError: 401 Client Error.")
     assert "frontend" not in hub
+
+
+@pytest.mark.parametrize(("title", "want", "not_want"), [
+    # streaming is how the tool call went: the report is about the tool parser, not the OpenAI server
+    ("[Bug]: the granite tool parser loses the second tool call's arguments (streaming)", {"tool-calling"},
+     {"frontend"}),
+    ("[Bug]: streaming output of function calling breaks for Qwen2.5", {"tool-calling"}, {"frontend"}),
+    ("[Bug]: with stream=True the mistral model returns tool_calls = None", {"tool-calling"}, {"frontend"}),
+    # streaming itself is the subject
+    ("[Bug]: streaming output stops after the first chunk with Llama-3.1", {"frontend"}, set()),
+    ("[Bug]: with stream=True the usage field is missing", {"frontend"}, {"tool-calling"}),
+])
+def test_streaming_qualifies_a_tool_call(title: str, want: set[str], not_want: set[str]) -> None:
+    got = set(_labels(title, "### 🐛 Describe the bug\n\nSee the title."))
+    assert want <= got and not (not_want & got), got
