@@ -254,17 +254,18 @@ WORDS: tuple[Word, ...] = (
     Word("new-model", r"\b(support|add)( for)? (a |the )?new model\b|"
                       r"\bmodel (architecture|type) .{0,40}not supported\b|"
                       r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
-    # the reporter isolated the model: others work, or the same model works in Hugging Face transformers
+    # the reporter isolated the model: others work, or the same model works in Hugging Face transformers (not a
+    # benchmark script's `hf` backend)
     Word("new-model", r"\bother models?\b.{0,30}\b(works?|worked|working|fine|ok|run)|"
                       r"\b(works?|worked|working|runs?|fine)\b.{0,30}\b(other|another|different|smaller) models?\b|"
                       r"\bonly (happens |occurs )?(with|for|on) (this|the|that) model\b|"
                       r"\b(does not|doesn't|didn't|not) (appear|happen|occur)\w*\b.{0,20}\b(when|with|for)\b.{0,20}"
                       r"\b(load|use|run|serv)\w*|"
-                      r"\b(with|in|using|via) (the )?`?(hf|huggingface|hugging face|transformers)`?(?![\w.-])"
+                      r"\b(with|in|using|via) (the )?`?(hf|huggingface|hugging face|transformers)`?(?![\w.-]| backend)"
                       r"[^.\n]{0,40}"
                       r"\b(works?|fine|correct\w*|expected|normal\w*)|"
                       r"\b(works?|worked|fine|correct\w*)\b[^.\n]{0,40}\b(with|in|using|via) `?(hf|huggingface|"
-                      r"hugging face|transformers)`?(?![\w.-])", 1.0, 1.0),
+                      r"hugging face|transformers)`?(?![\w.-]| backend)", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
                         r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*|"

@@ -80,10 +80,11 @@ SUBJECT_TOPICS = frozenset({"tool-calling", "frontend", "structured-output", "sp
                             "pipeline-parallel"})
 
 # a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
-# id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit": the report may still be about that checkpoint)
+# id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit", "Llama 405B FP8": the report may still be about
+# that checkpoint)
 QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?)"
 KV_CACHE_TYPE = r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b"
-MODEL_ID_FORMAT = r"(?<=[a-z0-9.][-_])" + QUANT_FORMAT + r"(?![a-z0-9])"
+MODEL_ID_FORMAT = r"((?<=[a-z0-9.][-_])|(?<=\d[bm] ))" + QUANT_FORMAT + r"(?![a-z0-9])"
 # a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
 MODEL_KIND = r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b"
 # what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter)

@@ -57,6 +57,11 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
      "It happens after a few hours under load."),
     ("[Bug]: Qwen2.5-72B-Instruct OOM with max-model-len 32768", "torch.OutOfMemoryError: CUDA out of memory."),
     ("[Bug]: timeout after 60 seconds with Gemma-2-9B", "Requests hang."),
+    # a benchmark script's `hf` backend is not Hugging Face transformers running the model
+    ("[Usage]: benchmark_throughput.py works with hf backend but not with vllm",
+     "The vllm backend exits after loading the weights."),
+    ("[Bug]: the server exits after loading the weights",
+     "With hf backend the same benchmark works as expected, with the vllm backend it stops."),
     # a quantized checkpoint that does not load is about its quantization
     ("[Bug]: Qwen2.5-32B-Instruct-AWQ fails to load on 0.10.1", "It stops while reading the checkpoint."),
     # another server, not the model's reference implementation
@@ -237,6 +242,9 @@ def test_ep_is_expert_parallelism() -> None:
     # a feature the quantized model only went through
     ("[Bug]: EAGLE speculative decoding crashes with Qwen3-32B-FP8 on long prompts", False),
     ("[Performance]: throughput regression since 0.11 with Llama-3.3-70B-Instruct-FP8", False),
+    # a checkpoint named by its size and format, with a space between them
+    ("[Performance]: Mixtral 8x22B AWQ on 4xL40S yields low throughput", False),
+    ("[Bug]: Llama-3.3 70B FP8 fails to load on 0.10.0", True),
     ("[Bug]: LMCache connector fails with gemma-3-27b-it-AWQ", False),
     ("[Bug]: tool calls are never parsed for Qwen2.5-72B-Instruct-GPTQ-Int8", False),
     # the KV cache's data type is the KV cache's topic
