@@ -22,7 +22,7 @@ words in the description, never add up to a label on their own. The sources:
 |             | format in a model id or a kind of model ("VLM") in the title counts here, not as title,  |
 |             | when the title is about a feature that model only went through                          |
 | `subject`   | the model the title names failing itself (bot/subject.py: wrong output, it fails to     |
-|             | load, only this model, a title that is the model's name)                                 |
+|             | load or start, only this model, a title that is the model's name)                        |
 
 The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`) are the whole policy;
 `docs/rules.md` lists the taxonomy. A repository can rename topics with `repo_labels()`.

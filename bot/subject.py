@@ -8,6 +8,8 @@ subject, and so `new-model` (vLLM's label for model support):
   a model the title names;
 * the title says that model fails to load ("Gemma3 failing to load some weights", "X load error"), not an adapter
   nor a quantized checkpoint, or names its tokenizer ("X fails to start with the mistral tokenizer");
+* the title says that model fails to start, run or deploy ("Can't start `vllm serve X`", "MI300X cannot deploy X"),
+  not that the engine met a fault while running it (an illegal memory access, an OOM, a hang, a crash);
 * the title is nothing but the model's name ("[Bug]: DeepSeek-V3").
 
 A mixture-of-experts model the title names is the `moe` topic, unless the title is about a feature the model only
@@ -68,12 +70,23 @@ ACCURACY = (r"\b(degraded|lower|low|poor|worse|decreased?|dropp?ed) accuracy\b|\
 # the title says the model fails to load (its weights, config or tokenizer), not a LoRA adapter
 LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue|crash\w*)\b[^.\n]{0,20}\bload\w*|"
                 r"\bload\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b")
+# or that it fails to start, run or deploy: that model, unless the title names a fault of the engine or the machine
+# it only ran into (an illegal memory access, an OOM, a hang: "CUDA errors when running X" happened where X ran; a
+# crash, too, is most often the engine's: "crashes on start-up with X")
+START_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue)\b[^.\n]{0,20}"
+                 r"\b(start|run|serv|deploy|launch)\w*|"
+                 r"\b(start|run|serv|deploy|launch)\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b")
+ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|nccl|hangs?|hanging|stuck|timeouts?|timed out|"
+                r"segfault|segmentation fault|slow\w*)\b")
 TOKENIZER = r"\btokeni[sz]\w*"
 NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
 
 # "Support X" / "Add X" / "support for X": a request whose object is the model (not a feature on it)
 REQUEST = r"\b(support(s|ed|ing)?|add(s|ed|ing)?|implement\w*|integrat\w*|enable)\b"
 REQUEST_TOPICS = frozenset({"new-model", "moe", "multi-modality"})
+# another accelerator than an NVIDIA GPU, or the CPU, a model runs on (an old or new NVIDIA GPU the title names is that
+# GPU's question: "cannot run X on a V100")
+PLATFORM_TOPICS = frozenset({"rocm", "cpu", "intel-gpu", "tpu"})
 
 # what the title is about when it is not the model itself
 SUBJECT_TOPICS = frozenset({"tool-calling", "frontend", "structured-output", "speculative-decoding",
@@ -96,6 +109,8 @@ _DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNO
 _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
 _ACCURACY = re.compile(ACCURACY, re.IGNORECASE | re.ASCII)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
+_START = re.compile(START_FAILURE, re.IGNORECASE | re.ASCII)
+_ENGINE_FAULT = re.compile(ENGINE_FAULT, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
 _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
 _REQUEST = re.compile(REQUEST, re.IGNORECASE | re.ASCII)
@@ -104,9 +119,12 @@ _MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
 _MODEL_KIND = re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
-# a release ("v0.11.x", "0.10.2") or a GPU ("H20-3e", "A100-80G", "RTX-4090") written like a model id
+# a release ("v0.11.x", "0.10.2"), a GPU ("H20-3e", "A100-80G", "RTX-4090") or a library's version ("numpy2.0",
+# "torch-2.7") written like a model id
 _NOT_A_MODEL_NAME = re.compile(r"v?\d+(\.(\d+|x))+\w*|(rtx[-_ ]?)?(a|h|l|b|gb|mi)\d{2,3}\w*([-_]\w+)?|"
-                               r"(rtx[-_ ]?)?[1-5]0[5-9]0(ti)?([-_]\w+)?", re.IGNORECASE | re.ASCII)
+                               r"(rtx[-_ ]?)?[1-5]0[5-9]0(ti)?([-_]\w+)?|"
+                               r"(numpy|torch|pytorch|python|py|cuda|cu|rocm|triton|transformers|nccl|gcc|glibc|ubuntu)"
+                               r"[-_ ]?v?\d[\w.]*", re.IGNORECASE | re.ASCII)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TITLE_WORD = re.compile(r"[^\W_]+")   # any script: "部署 X 报错" is more than X
 # words a title holds besides the model's name when it is nothing but the name
@@ -151,6 +169,10 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
     # (a quantized checkpoint that fails to load is the quantization's report)
     if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \
             or _TOKENIZER.search(title):
+        return 1.0
+    # (on an AMD GPU or the CPU backend too: "X fails to start on MI300X")
+    if _START.search(title) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
+            and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS:
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
     named = {w.lower() for n in names for w in _WORD.findall(n)}

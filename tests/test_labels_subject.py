@@ -34,6 +34,12 @@ def labels(title: str, description: str = "See the title.") -> set[str]:
     # the model's checkpoint does not load
     ("[Bug]: Baichuan2-13B-Chat fails to load", "It stops while reading the checkpoint."),
     ("[Bug]: error when loading InternLM2-20B", "Loading stops."),
+    # it fails to start, run or deploy (on an AMD GPU or the CPU backend too)
+    ("[Bug]: Can't start `vllm serve tiiuae/falcon-11B`", "The engine core exits during start-up."),
+    ("[Bug]: Molmo-7B vllm serve engine process failed to start", "No traceback is shown."),
+    ("[Bug]: fail to start InternVL3-38B with 0.10.1", "It exits after the processor is built."),
+    ("[Bug]: Fail to run Jamba-1.5-Mini with CPU backend", "It stops while building the model."),
+    ("[Bug]: MI250 cannot deploy Granite-3.1-8B", "The workers exit at start-up."),
     # its tokenizer
     ("[Bug]: Yi-34B-Chat fails to start with the slow tokenizer", "It exits during start-up."),
     # the title is the model's name and nothing else
@@ -57,6 +63,11 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
      "It happens after a few hours under load."),
     ("[Bug]: Qwen2.5-72B-Instruct OOM with max-model-len 32768", "torch.OutOfMemoryError: CUDA out of memory."),
     ("[Bug]: timeout after 60 seconds with Gemma-2-9B", "Requests hang."),
+    ("[Bug]: CUDA illegal memory access errors when running Mixtral-8x7B", "After a few hundred requests."),
+    ("[Bug]: the server hangs when serving Llama-3.1-8B on two nodes", "Nothing comes back after the first request."),
+    # an old NVIDIA GPU the title names is that GPU's question; a library's version is not a model
+    ("[Bug]: can not run falcon-7B on a V100", "It stops at start-up."),
+    ("[Bug]: vllm deployment is failing because of the numpy2.0 upgrade", "ImportError at start-up."),
     # a benchmark script's `hf` backend is not Hugging Face transformers running the model
     ("[Usage]: benchmark_throughput.py works with hf backend but not with vllm",
      "The vllm backend exits after loading the weights."),
