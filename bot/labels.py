@@ -145,7 +145,7 @@ WORDS: tuple[Word, ...] = (
     # disaggregated prefill moves the KV cache between engines through a KV connector
     Word("kv-cache", r"\bkv[-_ ]?(transfer|connector)s?\b|\bdisaggregat\w*|\bp/?d disagg\w*|\b(nixl|lmcache|mooncake)"
                      r"(connector\w*)?\b"),
-    Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* from source\b|"
+    Word("installation", r"\binstall\w*|\bbuild(ing)? (from|vllm from) source\b|\bcompil\w* (from )?(the )?source\b|"
                          r"\bpip wheel\b|\bwheels?\b|\bsetup\.py\b|\bundefined symbol\b|"
                          r"\b(on|native|natively|for) windows\b|\b(build|compil)\w* (the )?vllm\b|"
                          r"\bwindows (\d+|native|support|wheels?|build)\b|"
@@ -188,8 +188,9 @@ WORDS: tuple[Word, ...] = (
     Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
     Word("lora", r"\bs?lora\b|\blora[-_ ](adapter|module)s?\b|\benable[-_ ]lora\b|\bmulti[-_ ]?lora\b"),
+    # ("OpenAPI server": the OpenAI server misnamed, as no server serves only an OpenAPI spec)
     Word("frontend", r"\bopenai[-_ ]?(api|compatible|server|spec|client|endpoint|templates?|format|like|style)"
-                     r"(?![a-z])|"
+                     r"(?![a-z])|\bopen[-_ ]?api[-_ ]?(server|compatible)\b|"
                      r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
                      r"\bprompt_logprobs\b|\blogprobs\b"),
     Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b|"
@@ -268,7 +269,7 @@ WORDS: tuple[Word, ...] = (
                       r"hugging face|transformers)`?(?![\w.-]| backend)", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
-                        r"decod\w*|serving) speed\b|\bspeed (of|up)\b|\bbenchmark\w*|"
+                        r"decod\w*|serving|load(ing)?|start[-_ ]?up) speed\b|\bspeed (of|up)\b|\bbenchmark\w*|"
                         r"\bperform(s|ed|ing)?( \w+)? (poorly|poor|worse|badly|slow\w*)\b|\boutperform\w*|"
                         r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b", 1.0, 0.3),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"

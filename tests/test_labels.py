@@ -245,6 +245,10 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Bug]: the server hangs on a node with 8 GPUs", set(), {"multi-node"}),
     # building vLLM is installing it
     ("[Bug]: build vllm on a Mac: libc++abi error", {"installation"}, set()),
+    ("[Bug]: compiling the source code fails for ROCm 6.2", {"installation"}, set()),
+    # the OpenAI server misnamed; how fast something loads
+    ("[Bug]: requests to the OpenAPI server return 500 with the CPU backend", {"frontend"}, set()),
+    ("[Bug]: model loading speed dropped by half since 0.9", {"performance"}, set()),
     # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
     ("[Bug]: 使用2 * 8 A100部署Qwen3报错", {"multi-node"}, set()),
     # several GPUs used another way than tensor parallelism
