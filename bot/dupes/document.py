@@ -23,6 +23,7 @@ from bot.dupes.text import (
     tokens,
 )
 from bot.glossary import english, with_english
+from bot.report.asks import asks_for_support
 from bot.report.model import Entity, Report
 
 
@@ -176,22 +177,33 @@ def prebuilt(report: Report, findings: tuple[Finding, ...], doc: IssueDoc) -> No
     _PREBUILT[id(report)] = (report, findings, doc)
 
 
+def request_kind(kind: str, title: str, has_error: bool) -> str:
+    """The report kind the duplicate search goes by: a bug report without an error whose title asks for something
+    to be supported ("[Bug]: Qwen3 Omni Support") is a feature request filed with the bug form."""
+    if kind == "bug" and not has_error and asks_for_support(clean_title(title)):
+        return "feature"
+    return kind
+
+
 def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
     hit = _PREBUILT.pop(id(report), None) if _PREBUILT else None
     if hit is not None and hit[0] is report and hit[1] == findings:
         return hit[2]
     fields = field_tokens(report)
-    subject, subject_words = request_subject(report.title_text or report.title)
+    title = report.title_text or report.title
+    subject, subject_words = request_subject(title)
+    sigs = signatures(report)
+    sites = site_keys(report)
     return IssueDoc(
         vector=bm25f_vector(fields),
-        signatures=signatures(report),
+        signatures=sigs,
         rules=tuple(sorted({rule_entry(f) for f in findings})),
         flags=notable_flags(report),
         title=clean_title(report.title_text or report.title),
         body_key=body_key(report),
         entities=report.entities,
-        kind=report.kind,
-        sites=site_keys(report),
+        kind=request_kind(report.kind, title, bool(sigs or sites)),
+        sites=sites,
         subject=subject,
         subject_words=subject_words,
     )

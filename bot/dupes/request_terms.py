@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from bot.dupes.text import clean_title, words_and_terms
 from bot.glossary import with_english
+from bot.report.asks import SYMPTOM
 
 MAX_TERMS = 8
 
@@ -28,15 +29,15 @@ support supported supporting request requested feature add adding added implemen
 plan planned possible possibility help question want wanted need able whether available availability ready hope wish
 thank consider provide allow integrate integration integrated compatible compatibility enable enabling adapt
 adaptation vllm model llm inference infer serv server api openai endpoint engine usage work new current currently
-instead doesn don isn didn won ask inquiry regarding
+instead doesn don isn didn won ask inquiry regarding issue problem use using get gett obtain acquire acquir
 """
-ASKING = frozenset(_ASKING_WORDS.split())
-
-# A title that reports something going wrong describes a failure, which has many causes, not a request or a
-# question with one answer: "vllm in WSL2 cannot find the GPU", "memory use is still huge", "install fails".
-_SYMPTOM = re.compile(r"\b(?:cannot|can ?'?t|can not|unable|fail\w*|error\w*|crash\w*|broken|not work\w*|"
-                      r"doesn'?t work|does not work|stuck|hang\w*|freez\w*|wrong|slow\w*|still|no longer|"
-                      r"incorrect|garbled|endless|exception)\b", re.IGNORECASE)
+# A model's variant and size say which checkpoint, not which model is asked for: "Kimi-K2-Instruct" and "Kimi K2",
+# "BaiChuan-13B-Chat" and "baichuan" ask for the same support
+_VARIANT_WORDS = "instruct chat it hf base preview latest sft dpo"
+ASKING = frozenset(_ASKING_WORDS.split() + _VARIANT_WORDS.split())
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:\d+x)?[Aa]?\d+(?:\.\d+)?[BbMm](?![A-Za-z0-9])")
+# the organisation of a Hub id (`deepseek-ai/` of `deepseek-ai/DeepSeek-OCR`) names who published it, not the model
+_HUB_ORG = re.compile(r"(?<![\w/.-])[A-Za-z][\w.-]{1,38}/(?=[A-Za-z0-9][\w.]*-)")
 # "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
 _VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
 _NAME_VERSION = re.compile(r"^([a-z]+)(\d[a-z0-9]*)$")
@@ -46,9 +47,11 @@ def request_subject(title: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(terms, words): the title's index terms that say what it asks about, in order, at most MAX_TERMS, and each
     one as the title writes it (for a reason a maintainer reads); none for a title that reports a failure."""
     text = with_english(clean_title(title))
-    if _SYMPTOM.search(text):
+    if SYMPTOM.search(text):
         return (), ()
-    text = _VERSION_DOT.sub("", text)
+    if "/" in text:
+        text = _HUB_ORG.sub("", text)
+    text = _VERSION_DOT.sub("", _SIZE.sub(" ", text))
     seen: dict[str, str] = {}
     for word, term in words_and_terms(text.replace("\n", " ")):
         if term not in ASKING and term not in seen:

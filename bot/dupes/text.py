@@ -59,6 +59,9 @@ _FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+')
 _EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]{0,80}(?:Error|Exception|Exit|Interrupt)\b")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]{1,40}|\d{2,5}")
 _URL = re.compile(r"(?:https?://|www\.)\S+")
+# an HTML tag with attributes, as GitHub's editor writes a pasted screenshot (`<img width="1215" height="454"
+# alt="Image" src=…>`): its attribute names are markup, not the reporter's words (`<think>`, `</s>` are kept)
+_HTML_TAG = re.compile(r"<[A-Za-z][\w-]{0,20}\s[^<>\n]{0,500}>")
 _HEXLIKE = re.compile(r"^[0-9a-f]*\d[0-9a-f]*$")
 
 
@@ -127,6 +130,8 @@ def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> lis
     """Lowercased, stemmed word tokens; stop words, boilerplate, URLs and hex-ish noise dropped."""
     out: list[str] = []
     for line in text.split("\n"):
+        if "<" in line:
+            line = _HTML_TAG.sub(" ", line[:MAX_LINE])
         if "://" in line or "www." in line:
             line = _URL.sub(" ", line[:MAX_LINE])
         for raw in _TOKEN.findall(line[:MAX_LINE]):

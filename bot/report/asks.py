@@ -27,8 +27,9 @@ ACTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("disable", ("disable~", "disabling", "turn off", "switch off", "deactivat~", "suppress~", "hide", "hiding",
                  "stop showing", "without")),
     ("enable", ("enable~", "enabling", "turn on", "switch on", "activat~")),
-    ("get", ("get", "getting", "obtain~", "return~", "extract~", "retriev~", "access~", "fetch~", "expose~",
-             "print~", "show~", "include~", "output~", "missing", "lack~")),
+    ("get", ("get", "getting", "obtain~", "acquir~", "return~", "extract~", "retriev~", "access~", "fetch~",
+             "expose~", "print~", "show~", "include~", "output~", "missing", "lack~")),
+    ("abort", ("abort~", "cancel~", "interrupt~", "terminat~")),
     ("limit", ("limit~", "reduc~", "lower~", "decreas~", "restrict~", "cap", "control~")),
     ("load", ("load~", "mount~")),
     ("set", ("set", "setting", "change~", "changing", "modif~", "overrid~", "customi~", "configur~", "pass~")),
@@ -42,6 +43,10 @@ THINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gpu", ("gpu", "device", "card", "cuda device", "accelerator")),
     ("thinking", ("thinking", "think", "reasoning")),
     ("logprobs", ("logprob~", "log prob~", "token probabilit~")),
+    ("logits", ("logit", "logits", "raw logit~", "output logit~")),
+    ("class-logits", ("classification model~", "classification task~", "classifier~", "sequence classification",
+                      "reward model~")),
+    ("request", ("request", "generation", "inference")),
     ("hidden-states", ("hidden state", "embedding~")),
     ("chat-template", ("chat template", "prompt template")),
     ("system-prompt", ("system prompt", "system message")),
@@ -71,7 +76,8 @@ FITS: dict[str, tuple[str, ...]] = {
     "free": ("gpu-memory", "gpu"),
     "disable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
     "enable": ("thinking", "log", "prefix-cache", "lora", "stop", "system-prompt", "chat-template", "image"),
-    "get": ("logprobs", "hidden-states", "log", "image", "usage"),
+    "get": ("logprobs", "logits", "class-logits", "hidden-states", "log", "image", "usage"),
+    "abort": ("request",),
     "limit": ("gpu-memory", "log", "image"),
     "load": ("lora", "chat-template", "image"),
     "set": ("gpu", "gpu-memory", "thinking", "chat-template", "system-prompt", "stop", "seed", "log", "logprobs"),
@@ -83,6 +89,22 @@ IMPLIED = {"offline": "run"}
 WINDOW = 5            # words between the action and the thing
 MAX_TITLE = 300
 MAX_LEAD = 600
+
+# A title that reports something going wrong describes a failure, which has many causes, not a request or a
+# question with one answer: "vllm in WSL2 cannot find the GPU", "memory use is still huge", "install fails".
+SYMPTOM = re.compile(r"\b(?:cannot|can ?'?t|can not|unable|fail\w*|error\w*|crash\w*|broken|not work\w*|"
+                     r"doesn'?t work|does not work|stuck|hang\w*|freez\w*|wrong|slow\w*|still|no longer|"
+                     r"incorrect|garbled|endless|exception)\b", re.IGNORECASE)
+# A title that asks for something to be supported or added ("Qwen3 Omni Support", "please add X"): a request,
+# whichever form it was filed with, unless it reports something going wrong
+_ASKS_FOR = re.compile(r"\b(?:support\w*|add|adding|request\w*|implement\w*|adapt\w*|plan\w*)\b", re.IGNORECASE)
+
+
+def asks_for_support(title: str) -> bool:
+    """The title asks for something to be supported or added, and reports nothing going wrong."""
+    title = title[:MAX_TITLE]
+    return _ASKS_FOR.search(title) is not None and SYMPTOM.search(title) is None
+
 
 _QUESTION = re.compile(r"^\s*(?:how|can|could|is there|is it|are there|what|which|why|where|does|do|should|any way)\b|"
                        r"\?|\bhow to\b|\bhow can\b|\bhow do\b|\bis it possible\b|\bis there a way\b")
@@ -120,6 +142,7 @@ def _offline_thing(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _ACTIONS = _compile(ACTIONS)
+_CLASS_LOGITS = re.compile(_alternation(dict(THINGS)["class-logits"]))
 _THINGS = tuple((name, (_offline_thing(phrases) if name == "offline" else re.compile(_alternation(phrases)),))
                 for name, phrases in THINGS)
 _INSTANCE = (re.compile(_alternation(INSTANCE)),)
@@ -191,11 +214,21 @@ def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower
         implied = next((thing for _, thing in things if thing in IMPLIED), None)
         return (IMPLIED[implied], implied) if implied else None
     action, thing = best[2], best[3]
+    if thing == "logits" and any(name == "class-logits" for _, name in things):
+        thing = "class-logits"            # a classifier's logits come from the pooling API, not from generation
     if action == "free" and thing == "gpu":
         thing = "gpu-memory"              # "free the GPU" is its memory
     if action == "set" and thing in ("gpu", "gpu-memory"):
         action = "select" if thing == "gpu" else "limit"   # "set the gpu id", "set the memory it may use"
     return action, thing
+
+
+def in_title(found: tuple[str, str], title_tokens: str) -> tuple[str, str]:
+    """A question read from the description, narrowed by what the title names: the logits of a classification
+    model the title names are a classifier's."""
+    if found[1] == "logits" and _CLASS_LOGITS.search(title_tokens):
+        return found[0], "class-logits"
+    return found
 
 
 def is_question(raw: str) -> bool:

@@ -436,6 +436,36 @@ def _model_names(title: str, lead: str, new_model: bool) -> list[str]:
     return names
 
 
+# words that name another model of a family, written after its name as separate words ("Qwen3 Omni", "qwen3
+# embedding", "Llama 3.2 Vision"): part of the name, unlike sizes and variants ("Instruct", "Chat")
+_LINE_WORDS = _word_set("omni vl vision audio embedding embed reranker rerank coder math ocr guard reward tts asr")
+_LINE_AFTER = re.compile(r"^[ -]{1,3}([A-Za-z]{2,10})\b")
+_NAME_BEFORE = re.compile(r"\b([A-Za-z]{3,20})[ -]{1,3}$")
+_SHORT_NAME = re.compile(r"^[A-Za-z]{1,2}\d{1,2}$")
+# a number format is what a model is quantized to, not a model: NVFP4, MXFP4, NF4, FP8
+_QUANT_FORMAT = re.compile(r"^(?:nv|mx)?fp\d+|nf4$", re.IGNORECASE)
+
+
+def _named_in_title(title: str, name: str) -> str:
+    """A model name as the title writes it in separate words: the words of a model line that follow it ("Qwen3"
+    -> "Qwen3 Omni") and, for a bare version such as "K2" or "V3", the name before it ("Kimi K2")."""
+    at = title.lower().find(name.lower())
+    if at < 0:
+        return name
+    end = at + len(name)
+    for _ in range(2):
+        m = _LINE_AFTER.match(title[end:end + 16])
+        if m is None or m.group(1).lower() not in _LINE_WORDS:
+            break
+        name += " " + m.group(1)
+        end += m.end()
+    if _SHORT_NAME.match(name.split()[0]):
+        m = _NAME_BEFORE.search(title[max(0, at - 24):at])
+        if m is not None and m.group(1).lower() not in _NOT_MODEL:
+            name = m.group(1) + " " + name
+    return name
+
+
 def _model_like(word: str) -> bool:
     """A model name: not a version, GPU, flag or snake_case API name, and with a digit or a known family."""
     low = word.lower()
@@ -622,12 +652,15 @@ def extract(report: Report) -> tuple[Entity, ...]:
 
 
 _ACTION_WORDS = {"select": "choose", "free": "free", "disable": "turn off", "enable": "turn on", "get": "get",
-                 "limit": "limit", "load": "load", "set": "set", "install": "install for", "run": "run"}
+                 "limit": "limit", "load": "load", "set": "set", "install": "install for", "run": "run",
+                 "abort": "abort"}
 _THING_WORDS = {"gpu": "the GPU to run on", "gpu-memory": "the GPU memory a model holds", "thinking": "thinking mode",
                 "hidden-states": "hidden states or embeddings", "chat-template": "the chat template",
                 "system-prompt": "the system prompt", "stop": "stop tokens", "log": "logging", "prefix-cache":
                 "prefix caching", "lora": "LoRA adapters", "image": "image input", "usage": "token usage",
-                "offline": "offline, without internet access"}
+                "offline": "offline, without internet access", "logits": "the logits",
+                "class-logits": "a classification model's logits",
+                "request": "a running request"}
 _ASKING_KINDS = ("usage", "docs", "other", "misc")
 # a question about a build or a release (for a CUDA version, say) rather than about running a model
 _BUILD_WORDS = re.compile(r" (?:support\w*|wheel|version|release|build\w*|compatib\w*|install\w*) ")
@@ -642,6 +675,7 @@ def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Ent
     if found is None:
         sentence = asks.question_sentence(lead)
         found = asks.frame(token_text(sentence), sentence, token_text) if sentence else None
+        found = asks.in_title(found, title_tokens) if found else None
         asked = True
     if found is None:
         return []
@@ -657,11 +691,15 @@ def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Ent
 def _requests(report: Report, title: str, title_tokens: str, lead: str, text: str) -> list[Entity]:
     """A model requested, or a capability asked for a model."""
     kind = report.kind
+    if kind == "bug" and asks.asks_for_support(title):
+        kind = "feature"          # a request filed with the bug form ("[Bug]: Qwen3 Omni Support"; no error here)
     requestish = kind in ("new-model", "feature") or (kind in _ASKING and bool(_REQUEST_PATTERN.search(title_tokens)))
     if not requestish:
         return []
     caps = [(cid, label) for cid, label, p in _CAP_PATTERNS if p.search(title_tokens)]
-    names = _model_names(title, lead, kind == "new-model")
+    names = [n for n in _model_names(title, lead, kind == "new-model") if not _QUANT_FORMAT.match(n)]
+    if names:
+        names[0] = _named_in_title(title, names[0])
     if not caps and not names:
         return []
     arch, moe = _subject(names, title_tokens if caps else text)

@@ -119,3 +119,30 @@ def test_subject_needs_the_policy_overlap_and_vetoes_near_misses():
     assert asked_of(bug, idfs) is None                                # a failure report asks nothing
     assert combine(replace(m, entity_conflict=True)) == 0.0
     assert combine(replace(m, subject_overlap=DEFAULT_POLICY.min_subject - 0.01)) < DEFAULT_POLICY.threshold_for(m)
+
+
+@pytest.mark.parametrize(("title", "terms"), [
+    ("[New Model]: Granite-Speech-8B-Instruct", ("granite", "speech")),      # size and variant name no model
+    ("is it support Granite-Speech-2B-Chat model ?", ("granite", "speech")),
+    ("[New Model]: ibm-granite/granite-speech upstream support", ("granite", "speech", "upstream")),  # no org
+    ("[Bug]: Issue with Granite Speech Model Support", ("granite", "speech")),
+    ("[Usage]: how to acquire logits in vllm", ("logit",)),
+    ("Add support for AMD APU (gfx1150/gfx1151)", ("amd", "apu", "gfx1150", "gfx1151")),  # not a Hub id
+])
+def test_variants_sizes_hub_organisations_and_generic_verbs_are_not_the_subject(title, terms):
+    assert request_terms(title) == terms
+
+
+def test_a_request_filed_with_the_bug_form_is_a_request():
+    doc = build_doc(parse("[Bug]: Granite Speech Support", "### 🐛 Describe the bug\n\nPlease add it.\n"))
+    assert doc.kind == "feature" and doc.subject == ("granite", "speech")
+    failing = build_doc(parse("[Bug]: Granite Speech support fails to load", "### 🐛 Describe the bug\n\nIt hangs.\n"))
+    assert failing.kind == "bug" and failing.subject == ()
+
+
+def test_a_request_filed_with_the_bug_form_is_linked_to_the_feature_request(index):
+    add(index, 100, "[Feature]: Granite Speech Support",
+        FEATURE.format("IBM released a speech model; serving it next to our chat models would simplify things."))
+    found = index.search(parse("[Bug]: Granite Speech Support", "### 🐛 Describe the bug\n\nWhen will it work?\n"),
+                         (), exclude=200)
+    assert [c.number for c in found] == [100]

@@ -56,3 +56,9 @@ def test_document_fields_and_keys():
     title_only = build_doc(report("[Bug]: xgrammar crash", "something else entirely"))
     body_only = build_doc(report("[Bug]: something else entirely", "xgrammar crash"))
     assert title_only.vector["xgrammar"] > body_only.vector["xgrammar"]
+
+
+def test_a_pasted_screenshot_tag_is_markup_but_a_special_token_is_a_word():
+    line = ('<img width="1215" height="454" alt="Image" src="https://github.com/user-attachments/assets/1" /> '
+            "the answer lacks the opening <think> tag and ends with </s>")
+    assert tokens(line) == ["answer", "lack", "open", "think", "tag", "end"]

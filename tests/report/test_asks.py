@@ -138,3 +138,22 @@ def test_hostile_titles_and_descriptions_are_bounded():
     keys = ask_keys(title, body)
     assert keys and keys[0][0] == "ask:free=gpu-memory"
     assert len(english("显存" * 100_000).split()) <= 2 * 20_000
+
+
+@pytest.mark.parametrize("title, key", [
+    ("How to abort a streaming request?", "ask:abort=request"),
+    ("[Usage]: can I cancel a running generation from the client?", "ask:abort=request"),
+    ("[Usage]: how to acquire the logits of every token", "ask:get=logits"),
+    ("[Usage]: how to get the logits of a classification model", "ask:get=class-logits"),
+])
+def test_aborting_a_request_and_getting_logits(title, key):
+    assert ask_keys(title, USAGE.format("Thanks."))[0][0] == key
+
+
+def test_stopping_generation_at_a_word_is_not_aborting_a_request():
+    assert ask_keys("How to stop generation at a newline?", USAGE.format("Thanks.")) == []
+
+
+def test_a_question_in_the_description_is_narrowed_by_the_title():
+    body = USAGE.format("How can I get the logits out of it?")
+    assert ask_keys("[Feature]: logits for the sequence classification task", body)[0][0] == "ask:get=class-logits"

@@ -189,3 +189,18 @@ def test_first_word_groups_answer_as_the_one_alternation(title: str) -> None:
     for phrases in (tuple(p for t in TOPICS for p in t.all[0]), tuple(w for _, ws in _PLATFORMS for w in ws)):
         tokens = token_text(title)
         assert _FirstWords(phrases).search(tokens) == _Phrases(phrases).search(tokens)
+
+
+def test_a_model_line_written_after_the_family_is_part_of_the_name():
+    assert "model=qwen3omni" in keys("[Feature]: Qwen3 Omni Support")
+    assert "model=qwen3embedding" in keys("[Feature]: support qwen3 embedding and reranker models")
+    assert "model=qwen3" in keys("[Feature]: Qwen3 support please")
+
+
+def test_a_bare_version_takes_the_name_before_it_and_a_bug_form_request_is_a_request():
+    assert "model=kimik2" in keys("[New Model]: Kimi-K2-Instruct")
+    assert "model=kimik2" in keys("[Bug]: Issue with Kimi K2 Model Support", "### 🐛 Describe the bug\n\nWhen?\n")
+
+
+def test_a_number_format_is_not_a_requested_model():
+    assert not [k for k in keys("[Feature]: native NVFP4 kernels on SM120") if k.startswith("model=")]
