@@ -587,6 +587,8 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             s.add(word.topic, "title", word.title)
     _kind_yields_to_title(s)
     _gpus_yield_to_another_parallelism(s, title)
+    if _gpus_in_title(title) > GPUS_PER_NODE:
+        s.add("multi-node", "title", THRESHOLD)
     if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):
         s.add("nvidia-compat", "title", THRESHOLD)
     title_topics = _title_topics(s)
@@ -719,6 +721,20 @@ def _kind_yields_to_title(s: _Scores) -> None:
 _OTHER_PARALLELISM = re.compile(r"\bdata[-_ ]parallel\w*|(?-i:\bDP\b)|\bpipeline[-_ ]parallel\w*|(?-i:\bPP\b)|"
                                 r"\bexpert[-_ ]parallel\w*|\breplicas?\b|\btorchrun\b", re.IGNORECASE | re.ASCII)
 _TENSOR_PARALLEL = re.compile(r"\btensor[-_ ]parallel\w*|\btp\b", re.IGNORECASE | re.ASCII)
+
+
+# the GPUs one node holds; a title whose tensor x pipeline parallel sizes ask for more spans nodes ("pp=2, tp=16",
+# "tp=8, pp=4")
+GPUS_PER_NODE = 8
+_TP_SIZE = re.compile(r"\b(?:tp|tensor[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
+                      re.IGNORECASE | re.ASCII)
+_PP_SIZE = re.compile(r"\b(?:pp|pipeline[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
+                      re.IGNORECASE | re.ASCII)
+
+
+def _gpus_in_title(title: str) -> int:
+    tp, pp = _TP_SIZE.search(title), _PP_SIZE.search(title)
+    return (int(tp.group(1)) if tp else 1) * (int(pp.group(1)) if pp else 1)
 
 
 def _gpus_yield_to_another_parallelism(s: _Scores, title: str) -> None:

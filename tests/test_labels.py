@@ -243,6 +243,11 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Usage]: how to run DeepSeek-V3 on 2 H100 nodes?", {"multi-node"}, set()),
     ("[Usage]: tensor parallel across multiple single-GPU machines?", {"multi-node"}, set()),
     ("[Bug]: the server hangs on a node with 8 GPUs", set(), {"multi-node"}),
+    # more GPUs than a node holds by the title's tensor and pipeline parallel sizes
+    ("[Bug]: deploying DeepSeek-R1 with pp=2, tp=16 hangs", {"multi-node"}, set()),
+    ("[Bug]: timeouts with tp=8, pp=4 since 0.10.2", {"multi-node"}, set()),
+    ("[Bug]: tensor-parallel-size 16 fails at start-up", {"multi-node"}, set()),
+    ("[Bug]: Qwen3-32B with tp=4, pp=2 gives wrong answers", set(), {"multi-node"}),
     # building vLLM is installing it
     ("[Bug]: build vllm on a Mac: libc++abi error", {"installation"}, set()),
     ("[Bug]: compiling the source code fails for ROCm 6.2", {"installation"}, set()),
