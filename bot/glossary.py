@@ -22,6 +22,7 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ("关闭", "disable"), ("禁用", "disable"), ("开启", "enable"), ("启用", "enable"), ("部署", "deploy"),
     ("安装", "install"), ("编译", "compile"), ("加载", "load"), ("下载", "download"), ("启动", "start"),
     ("获取", "get"), ("返回", "return"), ("限制", "limit"), ("减少", "reduce"), ("设置", "set"),
+    ("适配", "adapt"), ("兼容", "compatible"),
     # things
     ("显存", "gpu memory"), ("内存", "memory"), ("显卡", "gpu"), ("多卡", "multiple gpu"), ("单卡", "single gpu"),
     ("多机", "multi node"), ("多节点", "multi node"), ("分布式", "distributed"), ("推理", "inference"),
@@ -48,7 +49,12 @@ def english(text: str) -> str:
     return " ".join(w for w in (_MAP[m.group(0)] for m in _TERMS.finditer(text[:MAX_TEXT])) if w)
 
 
+# where Chinese meets a Latin letter or a digit: "支持internlm2" names `internlm2` as a word of its own
+_SCRIPT_EDGE = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[\u3400-\u9fff])")
+
+
 def with_english(text: str) -> str:
-    """`text` followed by the glossary's English for its Chinese words (unchanged when it holds none)."""
+    """`text` followed by the glossary's English for its Chinese words (unchanged when it holds none), a space
+    between Chinese and the Latin words it runs into."""
     extra = english(text)
-    return f"{text} {extra}" if extra else text
+    return f"{_SCRIPT_EDGE.sub(' ', text[:MAX_TEXT])} {extra}" if extra else text

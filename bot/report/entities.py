@@ -184,7 +184,7 @@ CAPABILITIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("prefix-caching", "prefix caching", ("prefix caching", "prefix cache", "enable_prefix_caching")),
     ("cuda-graph", "CUDA graphs", ("cuda graph", "cudagraph")),
 )
-_REQUEST = ("support", "supported", "add", "request", "implement", "compatib", "enable", "plan", "work with",
+_REQUEST = ("support", "supported", "add", "request", "implement", "adapt", "compatib", "enable", "plan", "work with",
             "does not support", "doesn t support", "not supported", "unsupported", "available for")
 
 # Model families: the token that names a family in a model id -> vLLM's architecture class and whether it is MoE.

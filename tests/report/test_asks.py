@@ -157,3 +157,9 @@ def test_stopping_generation_at_a_word_is_not_aborting_a_request():
 def test_a_question_in_the_description_is_narrowed_by_the_title():
     body = USAGE.format("How can I get the logits out of it?")
     assert ask_keys("[Feature]: logits for the sequence classification task", body)[0][0] == "ask:get=class-logits"
+
+
+def test_a_model_name_run_into_chinese_is_a_word_of_its_own():
+    assert with_english("支持internlm2") == "支持 internlm2 support"
+    assert "model=internlm2" in [e.key for e in parse("支持internlm2", "").entities]
+    assert "model=internlm2" in [e.key for e in parse("请适配internlm2模型", "").entities]
