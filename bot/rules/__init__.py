@@ -16,7 +16,21 @@ import yaml
 from bot.decision import Evidence, Finding
 from bot.paths import rules_dir
 from bot.report.model import Report
-from bot.rules.conditions import All, Any_, Condition, ExceptionCond, FlagsOnly, FrameCond, Not, TextCond
+from bot.rules.conditions import (
+    All,
+    Any_,
+    Condition,
+    EnvCond,
+    ExceptionCond,
+    FlagCond,
+    FlagsOnly,
+    FrameCond,
+    KindCond,
+    ListPatternCond,
+    Not,
+    SiteCond,
+    TextCond,
+)
 from bot.rules.errors import RuleError
 from bot.rules.prefilter import Prefilter
 from bot.rules.render import duplicate_key, render, template_context
@@ -42,7 +56,8 @@ class RuleSet:
 
     _prefilter: list[Prefilter] = field(default_factory=list, repr=False, compare=False)
     _wording: list[Wording] = field(default_factory=list, repr=False, compare=False)
-    # rules that are always evaluated, and per text: prefilter slot -> rules that slot makes possible
+    # rules that are always evaluated; per text: prefilter slot -> rules that slot makes possible; and the cheap
+    # conditions checked as they are, each with the rules it makes possible
     _gates: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -54,16 +69,21 @@ class RuleSet:
         self._wording.append(wording_of(tuple(sorted({p.source for r in self.rules for p in text_patterns(r.match)}))))
         always: set[int] = set()
         by_text: dict[str, tuple[dict[int | None, list[int]], list[int]]] = {}
+        checks: list[tuple[Condition, frozenset[int]]] = []
         for i, rule in enumerate(self.rules):
             needs = gate(rule.match)
             if needs is None:
                 always.add(i)
                 continue
-            for pattern, source in needs:
+            for need in needs:
+                if isinstance(need, Condition):
+                    checks.append((need, frozenset((i,))))
+                    continue
+                pattern, source = need
                 slots, every = by_text.setdefault(source, ({}, []))
                 slots.setdefault(prefilter.slot(source, pattern), []).append(i)
                 every.append(i)
-        self._gates.update(always=frozenset(always), by_text=by_text)
+        self._gates.update(always=frozenset(always), by_text=by_text, checks=checks)
 
     def get(self, rule_id: str) -> Rule | None:
         return self._by_id.get(rule_id)
@@ -95,6 +115,9 @@ class RuleSet:
             possible.update(slots.get(None, ()))
             for slot in result[0]:
                 possible.update(slots.get(slot, ()))
+        for cond, rules in self._gates["checks"]:
+            if not rules <= possible and cond.check(texts) is not None:
+                possible.update(rules)
         return possible
 
     def _superseded(self, fired: dict[str, Finding]) -> set[str]:
@@ -133,17 +156,30 @@ def rule_wording(rule: Rule) -> Wording:
     return wording_of(tuple(sorted({p.source for p in text_patterns(rule.match)})))
 
 
-def gate(cond: Condition) -> tuple[tuple[Any, str], ...] | None:
-    """(pattern, text) pairs of which at least one must be able to match for `cond` to hold; None: no such set."""
+# conditions cheap enough to check as they are when choosing the rules to evaluate: no search of the report's texts
+CHEAP = (KindCond, EnvCond, FlagCond, SiteCond, ListPatternCond)
+
+Need = tuple[Any, str] | Condition
+
+
+def gate(cond: Condition) -> tuple[Need, ...] | None:
+    """What `cond` needs, of which at least one must hold for it to hold: (pattern, text) pairs that must be able
+    to match, or cheap conditions (CHEAP, an exception type) that must hold as they are; None: no such set."""
     if isinstance(cond, TextCond):
         return ((cond.pattern, cond.source),)
     if isinstance(cond, ExceptionCond):
-        return cond.sources() or None
+        return cond.sources() or (cond,)
     if isinstance(cond, FrameCond):
         first = cond.file or cond.function
         return ((first, "frames"),) if first is not None else None
+    if isinstance(cond, CHEAP):
+        return (cond,)
+    if isinstance(cond, FlagsOnly):
+        return gate(cond.item)
     if isinstance(cond, All):
-        return next((g for g in map(gate, cond.items) if g is not None), None)
+        gates = [g for g in map(gate, cond.items) if g is not None]
+        # a pattern the prefilter rules out in most reports, before a condition that holds in many (kind: bug)
+        return next((g for g in gates if not any(isinstance(n, Condition) for n in g)), gates[0] if gates else None)
     if isinstance(cond, Any_):
         gates = [gate(c) for c in cond.items]
         return None if any(g is None for g in gates) else tuple(p for g in gates if g for p in g)

@@ -9,9 +9,11 @@ import re2
 
 from bot.report import parse
 from bot.rules import evaluate_rule, gate, load_rules
-from bot.rules.conditions import All, Any_, KindCond, Not, TextCond
+from bot.rules.conditions import All, Any_, ExceptionCond, FlagsOnly, KindCond, Not, TextCond
 from bot.rules.prefilter import open_repeats
+from bot.rules.schema import build_rule
 from bot.rules.texts import Texts
+from tests.rules.rulekit import rule as rule_data
 
 RULES = load_rules()
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -40,8 +42,31 @@ def test_gate_shapes():
     assert a is not None
     assert gate(a) == ((a.pattern, "log"),)
     assert gate(All((KindCond(("bug",)), a))) == ((a.pattern, "log"),)
-    assert gate(Any_((a, KindCond(("bug",))))) is None      # one branch needs no pattern
+    kind = KindCond(("bug",))
+    assert gate(All((kind, a))) == ((a.pattern, "log"),)   # a pattern before a cheap condition
+    assert gate(All((kind, Not(a)))) == (kind,)
+    assert gate(Any_((a, kind))) == ((a.pattern, "log"), kind)
+    exc = ExceptionCond(types=("OutOfMemoryError",))
+    assert gate(FlagsOnly(exc, 0.5)) == (exc,)
+    assert gate(Any_((a, Not(kind)))) is None                 # one branch needs nothing
     assert gate(Not(a)) is None
+
+
+def test_a_rule_gated_by_a_cheap_condition_alone_is_left_out_when_it_does_not_hold():
+    rule = build_rule(rule_data(id="x", match={"any": [
+        {"exception": {"type": "OutOfMemoryError"}},
+        {"flags_only": {"confidence": 0.5, "match": {"flag": {"name": "tensor_parallel_size", "in": [3, 5]}}}},
+    ]}), "x.yaml", "x")
+    rules = type(RULES)((rule,))
+    assert gate(rule.match) is not None
+    plain = parse("[Bug]: it fails", "vllm serve m --tensor-parallel-size 2")
+    assert rules._possible(Texts(plain, rules._prefilter[0])) == set()
+    odd = parse("[Bug]: it fails", "vllm serve m --tensor-parallel-size 3")
+    assert rules._possible(Texts(odd, rules._prefilter[0])) == {0}
+    assert [f.rule for f in rules.evaluate(odd)] == ["x"]
+    oom = parse("[Bug]: it fails", "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert rules._possible(Texts(oom, rules._prefilter[0])) == {0}
 
 
 @pytest.mark.parametrize(("pattern", "opened"), [
