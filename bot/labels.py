@@ -117,7 +117,7 @@ WORDS: tuple[Word, ...] = (
     Word("multi-node", r"\b(multiple|several|multi|many|two|three|four|[2-9]|across)( [\w-]+){0,2} "
                        r"(machines|nodes|hosts)\b|"
                        r"\b(each|every|worker|head) node\b", 1.0, 1.0),
-    Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b"),
+    Word("multi-node", r"\bmulti[-_ ]?nodes?\b|\bray cluster\b|多机|多节点|跨节点|多台(机器|服务器)"),
     # nodes x GPUs per node ("2 * 8 A100", "2x8 H100"), or more data-center GPUs than one node holds ("H800*16")
     Word("multi-node", r"(?<![\w.])[2-9] ?[x*×] ?8 ?[x*×]? ?(nvidia )?(a|h|b|mi)\d{2,3}\w*|"
                        r"\b(a|h|b)\d{3}\w* ?[x*×] ?(1[6-9]|[2-9]\d)\b|"
@@ -125,7 +125,10 @@ WORDS: tuple[Word, ...] = (
     # `ray start --head` / `--address`: the reporter built a Ray cluster
     Word("ray", r"\bray start\b", 1.0, 1.0),
     Word("quantization", r"\bquantiz\w*|\b(awq|gptq|gguf|bitsandbytes|bnb|nvfp4\w*|mxfp4\w*|fp4|int4|int8|w8a8|w4a16|"
-                         r"w4a8|compressed[-_ ]tensors|marlin|fp8|deep[-_ ]?gemm)\b"),
+                         r"w4a8|compressed[-_ ]tensors|marlin|fp8|deep[-_ ]?gemm)\b|"
+                         # the other formats and toolkits a checkpoint is quantized with
+                         r"\b(hqq|quanto|quark|exl2|autoround|torchao|modelopt|aqlm|squeezellm|machete|nf4|mxfp[68]|"
+                         r"fp6)\b"),
     # (DeepEP, PPLX: the all-to-all kernels of expert parallelism)
     Word("moe", r"\bmoe\b|(?-i:\bEP\b)(?!\s*rank)|\bmixture[-_ ]of[-_ ]experts\b|\bexpert[-_ ]parallel\w*|"
                 r"\bfused[-_ ]?moe\b|[a-z0-9]moe\b|\bdeep[-_ ]?ep\b|\bpplx\b|\ball[-_ ]?2[-_ ]?all\b"),
@@ -216,7 +219,7 @@ WORDS: tuple[Word, ...] = (
                      r"min_tokens|truncate_prompt_tokens|add_generation_prompt)\b|\bbeam[-_ ]search\b|"
                      r"\bstop (words?|strings?|sequences?|tokens?|token[-_ ]ids|criteria)\b|"
                      r"\b(temperature|top[-_]p|top[-_]k)\b|\bsampl(e|ing) (params?|parameters?|defaults?)\b|"
-                     r"\bgeneration[-_ ]config\b"),
+                     r"\bgeneration[-_ ]config\b|\bgenerat(e|ion) (params?|parameters?|args|arguments|kwargs)\b"),
     # several completions of one prompt: the `n` request parameter
     # (not a script's `--n` flag)
     Word("frontend", r"(?<![-\w.])(?-i:n)\b ?(=|==|>=?) ?\d+\b|\bmultiple (completions|choices)\b|"
@@ -245,7 +248,7 @@ WORDS: tuple[Word, ...] = (
     # description only where some failure surfaced
     Word("frontend", r"\binternal server error\b|\bexception in asgi\b|\b500 (error|status)\b", 1.0, 0.3),
     Word("frontend", r"\bprometheus\b|\bgrafana\b|\bvllm:\w+|\bhttp_\w*\*?\W{0,2}metrics\b|"
-                     r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b"),
+                     r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b|\bmissing( \w+)? metrics\b"),
     Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),
     # reasoning output is a field of the OpenAI server's answer (a reasoning parser is not tool calling)
     Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b"),

@@ -254,6 +254,15 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # the OpenAI server misnamed; how fast something loads
     ("[Bug]: requests to the OpenAPI server return 500 with the CPU backend", {"frontend"}, set()),
     ("[Bug]: model loading speed dropped by half since 0.9", {"performance"}, set()),
+    # quantization formats and toolkits beyond the common ones
+    ("[Feature]: support HQQ checkpoints", {"quantization"}, set()),
+    ("[Feature]: serve optimum-quanto checkpoints", {"quantization"}, set()),
+    ("[Feature]: upstream the Quark format", {"quantization"}, set()),
+    # a deployment over several machines, asked in Chinese
+    ("[Usage]: 如何用vllm进行多机部署？", {"multi-node"}, set()),
+    # the request's generation parameters; metrics the server no longer exports
+    ("[Usage]: same generate params give different results than transformers", {"frontend"}, set()),
+    ("[Bug]: missing metrics in the V1 engine", {"frontend"}, set()),
     # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
     ("[Bug]: 使用2 * 8 A100部署Qwen3报错", {"multi-node"}, set()),
     # several GPUs used another way than tensor parallelism
