@@ -265,7 +265,8 @@ _PLATFORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("windows", ("windows", "win10", "win11", "win 10", "win 11", "powershell", "msvc", "visual studio")),
     ("macos", ("macos", "mac os", "mac", "macbook", "apple device", "apple silicon", "apple m1", "apple m2",
                "apple m3", "apple m4", "m1 mac", "m2 mac", "m3 mac", "m4 mac", "mps", "osx", "darwin", "mac mini",
-               "mac studio")),
+               "mac studio", "apple metal", "metal support", "metal backend", "metal kernel", "metal kernels",
+               "metal gpu")),    # Apple's GPU API, not "bare metal"
     ("jetson", ("jetson", "orin", "agx", "jetpack", "l4t", "dgx spark", "gb10")),
     ("tpu", ("tpu", "tpu v4", "tpu v5e", "tpu v6e", "libtpu")),
     ("xpu", ("xpu", "intel gpu", "intel arc", "arc a770", "data center gpu max", "gaudi", "hpu", "ipex")),
@@ -588,8 +589,11 @@ def _platform_entities(report: Report, title: str, text: str) -> list[Entity]:
     out: list[Entity] = []
     platform = found[0] if found else None
     if platform is not None:
-        # installing natively on Windows, on macOS or on a Jetson each has one answer
-        strength = QUESTION if platform in ("windows", "macos", "jetson") and report.kind == "installation" else AREA
+        # installing natively on Windows, on macOS or on a Jetson, or asking for it to be supported, each has one
+        # answer
+        one_answer = report.kind == "installation" or (in_title and asks.asks_for_support(title) and not any(
+            p.search(title) for _, _, p in _CAP_PATTERNS))    # not "FP8 support on macOS"
+        strength = QUESTION if platform in ("windows", "macos", "jetson") and one_answer else AREA
         out.append(Entity(f"platform={platform}", f"both on {_PLATFORM_NAMES.get(platform, platform)}", strength))
     for gfx in _gfx_targets(text):
         out.append(Entity(f"gfx={gfx}", f"both on the ROCm target {gfx}", STRONG))

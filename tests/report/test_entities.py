@@ -204,3 +204,14 @@ def test_a_bare_version_takes_the_name_before_it_and_a_bug_form_request_is_a_req
 
 def test_a_number_format_is_not_a_requested_model():
     assert not [k for k in keys("[Feature]: native NVFP4 kernels on SM120") if k.startswith("model=")]
+
+
+def test_asking_for_a_platform_to_be_supported_is_one_question():
+    assert "platform=macos:question" in strengths("[Feature]: Metal support")
+    assert "platform=windows:question" in strengths("Does vllm support Windows?")
+    assert "platform=macos:area" in strengths("[Feature]: FP8 support on macOS")       # a capability there
+    assert not [k for k in keys("[Usage]: deploy vllm on a bare metal server") if k.startswith("platform=")]
+
+
+def strengths(title: str) -> list[str]:
+    return [f"{e.key}:{e.strength}" for e in parse(title, "").entities]
