@@ -99,7 +99,9 @@ QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a
 KV_CACHE_TYPE = r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b"
 MODEL_ID_FORMAT = r"((?<=[a-z0-9.][-_])|(?<=\d[bm] ))" + QUANT_FORMAT + r"(?![a-z0-9])"
 # a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
-MODEL_KIND = r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b"
+MODEL_KIND = (r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b|"
+              # or a vision-language model by its id ("Qwen3-VL-30B-A3B", "InternVL3-8B", "llava-1.5-7b")
+              r"\b[a-z][a-z0-9.]{0,20}([-_]vl|\dvl|internvl|llava)([-_.][a-z0-9.]{1,20}){0,6}\b|\binternvl\w*|\bllava\w*")
 # what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter)
 QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora"})
 
@@ -212,7 +214,8 @@ def quantized_model_is_the_subject(title_topics: set[str]) -> bool:
 
 
 def without_model_kind(text: str) -> str:
-    """`text` with the words that name a kind of model ("VLM", "vision models") blanked out."""
+    """`text` with the words that name a kind of model ("VLM", "vision models") or a vision-language model by its id
+    ("Qwen2.5-VL-7B") blanked out."""
     return _MODEL_KIND.sub(" ", text)
 
 

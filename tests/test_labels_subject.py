@@ -7,7 +7,7 @@ import pytest
 
 from bot.labels import topic_labels
 from bot.report import parse
-from bot.subject import model_is_the_subject, moe_is_the_subject, named_models
+from bot.subject import model_is_the_subject, moe_is_the_subject, named_models, without_model_kind
 
 GPU_LOG = """\
 ```
@@ -291,6 +291,7 @@ def test_subject_patterns_stay_linear_on_hostile_text() -> None:
     hostile = "a" * 100_000 + "Tokenizer " + "Qwen3-" * 5000 + " load " * 5000
     assert model_is_the_subject(hostile, hostile, set()) in (0.0, 0.5, 1.0)
     moe_is_the_subject(hostile, set())
+    without_model_kind("Qwen-" * 20_000 + "VL" + "-7b" * 20_000)
 
 
 @pytest.mark.parametrize(("title", "want"), [
@@ -300,6 +301,12 @@ def test_subject_patterns_stay_linear_on_hostile_text() -> None:
     # a kind of model that only went through a feature of the server
     ("[Bug]: VLM streaming does not return the usage", False),
     ("[Bug]: tool calls are not parsed for vision models", False),
+    # a vision-language model named by its id: the same
+    ("[Bug]: Qwen2.5-VL-72B-Instruct fails to start", True),
+    ("[Bug]: InternVL3-38B crashes on a batch of images", True),
+    ("[Bug]: the reasoning parser splits the thinking of Qwen3-VL-8B-Thinking wrongly", False),
+    ("[Bug]: tool calls from InternVL3-38B are never parsed", False),
+    ("[Bug]: llava-1.5-7b ignores response_format json_schema", False),
 ])
 def test_a_kind_of_model_in_the_title(title: str, want: bool) -> None:
     assert ("multi-modality" in labels(title)) is want, labels(title)
