@@ -15,7 +15,9 @@ The keywords are the literal phrases of the patterns (`bot.literals.phrases`): `
 
 Words of the text that are keywords already, or are near no keyword, stay as written; so does everything else
 in the text, and a corrected text without any change is the same object. Patterns are never rewritten, so RE2
-and the needles keep working; the correction is linear in the text.
+and the needles keep working; the correction is linear in the text. A report is corrected toward several
+vocabularies (entities, rules, labels): one screen of all their keys tells once per new word whether any of them
+can correct it, and only the words that are fixed or may start a keyword written apart are read in place.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ ENDINGS = ("", "e", "s", "es", "ed", "er", "ers", "ing", "ion", "ions", "ation",
 
 # a snake_case identifier is one token: code, not words, so it is never corrected
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_TOKEN_SPLIT = re.compile(f"({_TOKEN.pattern})")
 _SEP = re.compile(r"[- \t]{1,3}")
 
 
@@ -79,6 +82,52 @@ def _one_edit(a: str, b: str, swap_only: bool) -> bool:
     return short[i:] == long_[i + 1:]
 
 
+class _Screen:
+    """The keys of every Wording at once: whether any of them may correct a token, answered once per token.
+
+    A report's words are corrected toward three vocabularies (entities, rules, labels); most of its new words are
+    near none of them, and the screen says so once for all three instead of each searching its own keys."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()    # every Wording's squashed single words and joined phrases
+        self.forms: set[str] = set()   # every Wording's keyword forms
+        self.near: set[str] = set()    # every Wording's squashed keywords and their one-letter deletions
+        self._cache: dict[str, tuple[str, str, tuple[str, ...] | None]] = {}
+
+    def add(self, wording: Wording) -> None:
+        self.keys |= wording.words.keys() | wording.joined.keys()
+        self.forms |= wording.forms
+        self.near |= wording.near.keys()
+        self._cache.clear()            # a token near none of the keys before may be near the new ones
+
+    def token(self, token: str) -> tuple[str, str, tuple[str, ...] | None]:
+        """(the token lower-cased, squashed, and None when no Wording's `_word` can give a keyword for it, else the
+        key and those of its one-letter deletions that some Wording's `near` holds)."""
+        hit = self._cache.get(token)
+        if hit is None:
+            low = token.lower()
+            key = squash(low)
+            hit = (low, key, self._near(low, key))
+            if len(self._cache) >= MAX_CACHE:
+                self._cache.clear()
+            self._cache[token] = hit
+        return hit
+
+    def _near(self, low: str, key: str) -> tuple[str, ...] | None:
+        # `Wording._word`'s tests in its order, each made looser: None only when every Wording answers None
+        if len(low) < MIN_SWAP - 1 or len(low) > MAX_TOKEN or not low.isalpha():
+            return None
+        near = self.near
+        found = tuple(d for d in (key, *(key[:i] + key[i + 1:] for i in range(len(key)))) if d in near)
+        if found or key in self.keys:
+            return found
+        singular = (low[:-1], low[:-2]) if low.endswith("s") else ()
+        return found if any(plural in self.forms for plural in (low + "s", low + "es", *singular)) else None
+
+
+_SCREEN = _Screen()
+
+
 class Wording:
     """The keywords of some patterns, and the correction of texts toward them."""
 
@@ -110,6 +159,7 @@ class Wording:
                     head += c   # squash(written[:cut]), built letter by letter
                 if cut >= MIN_HEAD:
                     self.tails.setdefault(head, set()).add(written[cut:])
+        _SCREEN.add(self)
 
     def _add(self, text: str, stem: bool) -> None:
         if not any(c.isalpha() for c in text):
@@ -150,9 +200,8 @@ class Wording:
         """(the keyword the token stands for or None, the token squashed, may start a split keyword), cached."""
         hit = self._cache.get(token)
         if hit is None:
-            low = token.lower()
-            key = squash(low)
-            hit = (self._word(low, key), key, key in self.tails)
+            low, key, near = _SCREEN.token(token)
+            hit = (None if near is None else self._word(low, key, near), key, key in self.tails)
             if len(self._cache) >= MAX_CACHE:
                 self._cache.clear()
                 self._plain.clear()
@@ -161,7 +210,9 @@ class Wording:
                 self._plain.add(token)
         return hit
 
-    def _word(self, low: str, key: str) -> str | None:
+    def _word(self, low: str, key: str, near_keys: tuple[str, ...]) -> str | None:
+        """The keyword for a token (lower-cased, squashed); `near_keys`: the key and those of its one-letter
+        deletions that may be in `near` (the others are not)."""
         if len(low) < MIN_SWAP - 1 or len(low) > MAX_TOKEN or not low.isalpha() or low in self.forms:
             return None
         if any(low[:n] in self.stems for n in range(3, len(low))):
@@ -175,9 +226,9 @@ class Wording:
             if plural in self.forms and plural.isalpha():
                 return plural                      # "wheels" for `wheel`, "backend" for `backends`
         near = self.near
-        candidates: set[str] = set(near.get(key, ()))
-        for i in range(len(key)):   # the key with one letter deleted (`_deletions`, without building the set)
-            found = near.get(key[:i] + key[i + 1:])
+        candidates: set[str] = set()
+        for deleted in near_keys:
+            found = near.get(deleted)
             if found:
                 candidates |= found
         # a letter more or less at the end is another word ("structure", "structured"), not a typo
@@ -203,11 +254,13 @@ class Wording:
     def _correct(self, text: str) -> str:
         lookup = self._lookup
         tokens = set(_TOKEN.findall(text))
-        fixes = False
+        # the text's words that are fixed (token -> keyword) or may start a keyword written apart (token -> None)
+        relevant: dict[str, str | None] = {}
         heads: list[str] = []
         for token in tokens - self._plain:   # most words of a text were seen before and need nothing
             fixed, key, head = lookup(token)
-            fixes = fixes or fixed is not None
+            if fixed is not None or head:
+                relevant[token] = fixed
             if head:
                 heads.append(key)
         pairs = False
@@ -215,35 +268,33 @@ class Wording:
             # (lower-casing a non-ASCII text can make letters: "İ" -> "i̇")
             low = {t.lower() for t in tokens} if text.isascii() else set(_TOKEN.findall(text.lower()))
             pairs = any(not self.tails[h].isdisjoint(low) for h in heads)
-        if not fixes and not pairs:
+        if not pairs and not any(fixed is not None for fixed in relevant.values()):
             return text
-        edits: list[tuple[int, int, str]] = []
-        prev: re.Match[str] | None = None
-        prev_key, prev_head = "", False
-        for m in _TOKEN.finditer(text):
-            fixed, key, head = lookup(m.group())
+        parts = _TOKEN_SPLIT.split(text)     # the words at odd indices, what separates them at even ones
+        out = parts.copy()
+        last = 0                             # the index of the last word an edit replaced
+        for i in [i for i in range(1, len(parts), 2) if parts[i] in relevant]:
+            token = parts[i]
+            fixed = relevant[token]
             if fixed is not None:
-                edits.append((m.start(), m.end(), fixed))
-            elif prev_head and prev is not None:
-                # two words that are one keyword written apart, hyphenated or joined differently
-                pair_key = prev_key + key[1:] if key[:1] == prev_key[-1:] else prev_key + key
-                phrase = self.joined.get(pair_key) or (self.words.get(pair_key) if pair_key in self.whole else None)
-                if phrase is not None and not (edits and edits[-1][1] > prev.start()) \
-                        and _SEP.fullmatch(text, prev.end(), m.start()):
-                    pair = text[prev.start():m.end()].lower()
-                    if pair not in self.forms and not any(pair[:n] in self.stem_phrases for n in range(len(pair))):
-                        edits.append((prev.start(), m.end(), phrase))
-            prev, prev_key, prev_head = m, key, head
-        if not edits:
-            return text
-        out: list[str] = []
-        at = 0
-        for start, end, fixed in edits:
-            out.append(text[at:start])
-            out.append(fixed)
-            at = end
-        out.append(text[at:])
-        return "".join(out)
+                out[i], last = fixed, i
+                continue
+            if last == i or i + 2 >= len(parts):
+                continue
+            # two words that are one keyword written apart, hyphenated or joined differently (a word that is
+            # fixed on its own is fixed, not joined)
+            sep, second = parts[i + 1], parts[i + 2]
+            fixed, key, _ = lookup(second)
+            if fixed is not None:
+                continue
+            first_key = lookup(token)[1]
+            pair_key = first_key + key[1:] if key[:1] == first_key[-1:] else first_key + key
+            phrase = self.joined.get(pair_key) or (self.words.get(pair_key) if pair_key in self.whole else None)
+            if phrase is not None and _SEP.fullmatch(sep):
+                pair = (token + sep + second).lower()
+                if pair not in self.forms and not any(pair[:n] in self.stem_phrases for n in range(len(pair))):
+                    out[i], out[i + 1], out[i + 2], last = phrase, "", "", i + 2
+        return "".join(out) if last else text
 
 
 @lru_cache(maxsize=64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.wording import Wording, squash
@@ -98,3 +98,67 @@ def test_a_text_corrected_again_gives_the_same_answer_and_an_unchanged_text_is_i
 def test_an_ascii_text_is_corrected_as_the_same_text_with_non_ascii_after_it(text: str) -> None:
     # the two paths of the pair check: tokens lower-cased (ASCII text), the lower-cased text read again (any other)
     assert W.correct(text + " é") == W.correct(text) + " é"
+
+
+def _scanned(w: Wording, text: str) -> str:
+    """The correction read word by word in order: every word looked up, each pair of neighbours tried (the plain
+    form of what `Wording._correct` does only for the words that are fixed or may start a keyword written apart)."""
+    looked = [w._lookup(t) for t in set(re.findall(r"[A-Za-z0-9_]+", text))]
+    low = set(re.findall(r"[A-Za-z0-9_]+", text.lower()))
+    if all(fixed is None for fixed, _, _ in looked) and all(w.tails[k].isdisjoint(low) for _, k, h in looked if h):
+        return text   # nothing fixed, and no word that may start a keyword written apart is followed by its end
+    edits: list[tuple[int, int, str]] = []
+    prev: re.Match[str] | None = None
+    prev_key, prev_head = "", False
+    for m in re.finditer(r"[A-Za-z0-9_]+", text):
+        fixed, key, head = w._lookup(m.group())
+        if fixed is not None:
+            edits.append((m.start(), m.end(), fixed))
+        elif prev_head and prev is not None:
+            pair_key = prev_key + key[1:] if key[:1] == prev_key[-1:] else prev_key + key
+            phrase = w.joined.get(pair_key) or (w.words.get(pair_key) if pair_key in w.whole else None)
+            if phrase is not None and not (edits and edits[-1][1] > prev.start()) \
+                    and re.fullmatch(r"[- \t]{1,3}", text[prev.end():m.start()]):
+                pair = text[prev.start():m.end()].lower()
+                if pair not in w.forms and not any(pair[:n] in w.stem_phrases for n in range(len(pair))):
+                    edits.append((prev.start(), m.end(), phrase))
+        prev, prev_key, prev_head = m, key, head
+    if not edits:
+        return text
+    for start, end, fixed in reversed(edits):
+        text = text[:start] + fixed + text[end:]
+    return text
+
+
+# keywords written apart whose second word starts another ("multi modal input": only one of the two is joined)
+CHAINED = PATTERNS + [r"\bmodal input\b", r"\bcall graph\b", r"\bleak check\b"]
+PIECES = ["tool", "call", "calls", "multi", "modal", "multimodal", "memory", "leak", "usage", "cuda", "graph",
+          "pipeline", "pipline", "parallel", "paralel", "qunatization", "quantisation", "structured", "output",
+          "wheels", "Tool", "CALL", "Multi", "speculatve", "divisble", "turing", "embed", "toolcall", "cudagraphs",
+          "memoryleak", "input", "check", "x", "2", "_"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES + ["-", " ", "  ", "    ", "\t", "-_", ".", " - ", "é"]), max_size=24)
+       .map("".join))
+@example("multi modal-input, tool-call graph")
+@example("pipline paralel  multi-modal\tinput cuda graph")
+def test_the_words_fixed_or_joined_are_those_a_word_by_word_reading_finds(text: str) -> None:
+    w = Wording(CHAINED)
+    corrected, scanned = w.correct(text), _scanned(w, text)
+    assert corrected == scanned
+    assert (corrected is text) == (scanned is text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aceilmnoprstuvwyzACLMPQT_", min_size=1, max_size=16)
+       | st.sampled_from(PIECES).flatmap(lambda p: st.tuples(st.just(p), st.integers(0, len(p)), st.sampled_from(
+           "aeilnrstz")).map(lambda t: t[0][:t[1]] + t[2] + t[0][t[1]:])))
+def test_a_word_near_no_keyword_of_any_wording_is_not_searched_for_one(token: str) -> None:
+    # the screen shared by every Wording skips the search for a word none of them can correct: the answer is the
+    # one of a search over the key and all its one-letter deletions
+    w = Wording(PATTERNS)
+    low = token.lower()
+    key = squash(low)
+    every = (key, *(key[:i] + key[i + 1:] for i in range(len(key))))
+    assert w.word(token) == w._word(low, key, every)
