@@ -75,7 +75,10 @@ LOAD_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue
 # crash, too, is most often the engine's: "crashes on start-up with X")
 START_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issue)\b[^.\n]{0,20}"
                  r"\b(start|run|serv|deploy|launch)\w*|"
-                 r"\b(start|run|serv|deploy|launch)\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b")
+                 r"\b(start|run|serv|deploy|launch)\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b|"
+                 # "serve X error", "部署 X 报错" (not "I run X and get an error": that is any failure of any model)
+                 r"\b(serv|deploy)\w*[^\n]{0,40}\b(fail\w*|error\w*|problem|issue)\b|"
+                 r"(部署|启动|运行)[^。\n]{0,40}(报错|失败|出错|错误|问题)")
 ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|nccl|hangs?|hanging|stuck|timeouts?|timed out|"
                 r"segfault|segmentation fault|slow\w*)\b")
 TOKENIZER = r"\btokeni[sz]\w*"
@@ -173,8 +176,9 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
             or _TOKENIZER.search(title):
         return 1.0
     # (on an AMD GPU or the CPU backend too: "X fails to start on MI300X")
+    # (a quantized checkpoint that fails to start is, as one that fails to load, the quantization's report)
     if _START.search(title) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
-            and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS:
+            and not _MODEL_ID_FORMAT.search(title) and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS:
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
     named = {w.lower() for n in names for w in _WORD.findall(n)}

@@ -40,6 +40,8 @@ def labels(title: str, description: str = "See the title.") -> set[str]:
     ("[Bug]: fail to start InternVL3-38B with 0.10.1", "It exits after the processor is built."),
     ("[Bug]: Fail to run Jamba-1.5-Mini with CPU backend", "It stops while building the model."),
     ("[Bug]: MI250 cannot deploy Granite-3.1-8B", "The workers exit at start-up."),
+    ("[Bug]: vllm 0.9.1 serve Mistral-Small-3.2 error", "The engine exits while building the model."),
+    ("[Bug]: vllm部署Gemma-3-12b报错", "启动失败"),
     # its tokenizer
     ("[Bug]: Yi-34B-Chat fails to start with the slow tokenizer", "It exits during start-up."),
     # the title is the model's name and nothing else
@@ -68,6 +70,11 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     # an old NVIDIA GPU the title names is that GPU's question; a library's version is not a model
     ("[Bug]: can not run falcon-7B on a V100", "It stops at start-up."),
     ("[Bug]: vllm deployment is failing because of the numpy2.0 upgrade", "ImportError at start-up."),
+    # running a model and meeting some error says nothing of the model
+    ("[Bug]: I run the model Falcon-H1-7B and get an error, single card", "See the log."),
+    # a quantized checkpoint that fails to start is the quantization's report
+    ("[Bug]: vllm 0.6.4 部署 Qwen2-VL-7B_awq_int4 报错", "启动失败"),
+    ("[Bug]: fail to start Mistral-Large-Instruct-2411-GPTQ", "It exits while loading."),
     # a benchmark script's `hf` backend is not Hugging Face transformers running the model
     ("[Usage]: benchmark_throughput.py works with hf backend but not with vllm",
      "The vllm backend exits after loading the weights."),
@@ -82,7 +89,7 @@ def test_the_model_itself_is_the_subject(title: str, description: str) -> None:
     # a tokenizer class is not a model
     ("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower", "After upgrading transformers."),
     # more than the model's name, in another script
-    ("[Bug]: vllm 0.6.4 部署 Qwen2-7B 报错", "启动失败"),
+    ("[Bug]: vllm 0.6.4 中 Qwen2-7B 的显存占用", "占用过高"),
     # lower accuracy through a quantization is about the quantization
     ("[Bug]: accuracy drop of Llama-3.1-8B with FP8", "GSM8K drops by 5 points."),
     ("[Bug]: vLLM inconsistently crashes on startup with Qwen2-7B", "Sometimes it works."),
