@@ -7,9 +7,13 @@ Log lines are read once, in order. Output of different processes is kept apart b
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
+import re2
+
 from bot.report.errors import (
+    ANCHORS,
     EXC_LINE,
     EXC_MENTION,
     EXC_REPR,
@@ -65,14 +69,45 @@ _ERROR_LINES: tuple[tuple[str, re.Pattern[str] | None], ...] = (
 )
 
 
+# every error line holds one of these words
+_ERROR_WORDS = ("rror", "ERROR", "FAILED", "ninja", "nvcc", "fault", "dumped", "symbol", "shared object", "Killed",
+                "× ", "╰─> ")
+
+
 def _is_error_line(text: str) -> bool:
-    # every error line holds one of these words: most lines are rejected without a search
+    # most lines are rejected without a search
     if not ("rror" in text or "ERROR" in text or "FAILED" in text or "ninja" in text or "nvcc" in text
             or "fault" in text or "dumped" in text or "symbol" in text or "shared object" in text
             or "Killed" in text or "× " in text or "╰─> " in text):
         return False
     head = text[:1000]
     return any(needle in head and (rx is None or rx.search(head) is not None) for needle, rx in _ERROR_LINES)
+
+
+# What a line must hold for `feed` to do anything with it while no traceback is open: a loose form of each of its
+# tests (fence, anchor, traceback start, frame, exception line, error line), searched in the whole text at once and
+# read to the end of the line (one match per line). RE2 on UTF-8: Python's \w outside ASCII is any non-ASCII here.
+_WAKE = re2.compile((
+    "(?m)(?:```|~~~|" + "|".join(re.escape(w) for w in (
+        "Traceback (most recent", "Exception Group Traceback", "File ", *ANCHORS, *_ERROR_WORDS))
+    # `Type: …` or `Type(Inner)…` after quotes, Markdown or pytest's `E   `
+    + r"|^[^A-Za-z0-9\n]*(?:E +[^A-Za-z0-9\n]*)?[A-Za-z_][\w.\x{80}-\x{10FFFF}]*[(:])[^\n]*"
+).encode())
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+
+
+def lines_matching(text: str, pattern: re2._Regexp) -> list[int]:
+    """Indices of the lines of `text` (split on "\\n") where `pattern` matches, in order; the pattern reads to the end
+    of the line, so each line is counted once."""
+    data = text.encode("utf-8", "replace")   # a lone surrogate becomes "?": the lines stay the same
+    out: list[int] = []
+    line = pos = 0
+    for m in pattern.finditer(data):
+        start = m.start()
+        line += data.count(b"\n", pos, start)
+        pos = start
+        out.append(line)
+    return out
 
 
 _CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")
@@ -354,9 +389,26 @@ class _Extractor:
         if text not in self.error_lines:
             self.error_lines.append(text)
 
-    def run(self) -> None:
-        for i, entry in enumerate(self.log):
-            self.feed(i, entry)
+    def _wake_lines(self) -> list[int]:
+        """The lines `feed` has to see while no traceback is open: the others would change nothing."""
+        hits = lines_matching("\n".join([entry.text for entry in self.log]), _WAKE)
+        errors = [i for i, entry in enumerate(self.log) if entry.level in _ERROR_LEVELS]
+        return sorted({*hits, *errors}) if errors else hits
+
+    def run(self, every_line: bool = False) -> None:
+        """Feed the lines in order; while no traceback is open, only the lines that can start or report something
+        (all of them with `every_line`)."""
+        log = self.log
+        wake = list(range(len(log))) if every_line else self._wake_lines()
+        i = k = 0
+        while i < len(log):
+            if not self.open:
+                k = bisect_left(wake, i, k)
+                if k == len(wake):
+                    break
+                i = wake[k]
+            self.feed(i, log[i])
+            i += 1
         for key in list(self.open):
             self._finish(key)
 
