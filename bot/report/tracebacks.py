@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-
-import re2
+from itertools import compress, count
+from operator import attrgetter
 
 from bot.report.errors import (
     ANCHORS,
@@ -26,6 +26,7 @@ from bot.report.errors import (
 )
 from bot.report.logs import LogLine
 from bot.report.model import ExceptionInfo, Frame, Traceback
+from bot.report.wake import line_finder, lines_matching
 
 _FRAME = re.compile(
     r'File ["“](?P<file>[^"“”]{1,2000})["”], line (?P<line>\d{1,9})(?:, in (?P<func>\S.{0,300}))?'
@@ -85,29 +86,14 @@ def _is_error_line(text: str) -> bool:
 
 
 # What a line must hold for `feed` to do anything with it while no traceback is open: a loose form of each of its
-# tests (fence, anchor, traceback start, frame, exception line, error line), searched in the whole text at once and
-# read to the end of the line (one match per line). RE2 on UTF-8: Python's \w outside ASCII is any non-ASCII here.
-_WAKE = re2.compile((
-    "(?m)(?:```|~~~|" + "|".join(re.escape(w) for w in (
+# tests (fence, anchor, traceback start, frame, exception line, error line)
+_WAKE = line_finder(
+    "[^\\n]*?(?:```|~~~|" + "|".join(re.escape(w) for w in (
         "Traceback (most recent", "Exception Group Traceback", "File ", *ANCHORS, *_ERROR_WORDS))
     # `Type: …` or `Type(Inner)…` after quotes, Markdown or pytest's `E   `
-    + r"|^[^A-Za-z0-9\n]*(?:E +[^A-Za-z0-9\n]*)?[A-Za-z_][\w.\x{80}-\x{10FFFF}]*[(:])[^\n]*"
-).encode())
+    + r")|[^A-Za-z0-9\n]*(?:E +[^A-Za-z0-9\n]*)?[A-Za-z_][\w.\x{80}-\x{10FFFF}]*[(:]"
+)
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
-
-
-def lines_matching(text: str, pattern: re2._Regexp) -> list[int]:
-    """Indices of the lines of `text` (split on "\\n") where `pattern` matches, in order; the pattern reads to the end
-    of the line, so each line is counted once."""
-    data = text.encode("utf-8", "replace")   # a lone surrogate becomes "?": the lines stay the same
-    out: list[int] = []
-    line = pos = 0
-    for m in pattern.finditer(data):
-        start = m.start()
-        line += data.count(b"\n", pos, start)
-        pos = start
-        out.append(line)
-    return out
 
 
 _CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")
@@ -391,8 +377,9 @@ class _Extractor:
 
     def _wake_lines(self) -> list[int]:
         """The lines `feed` has to see while no traceback is open: the others would change nothing."""
-        hits = lines_matching("\n".join([entry.text for entry in self.log]), _WAKE)
-        errors = [i for i, entry in enumerate(self.log) if entry.level in _ERROR_LEVELS]
+        hits = lines_matching("\n".join(map(attrgetter("text"), self.log)), _WAKE)
+        # the lines logged at an error level (without a loop in Python)
+        errors = list(compress(count(), map(_ERROR_LEVELS.__contains__, map(attrgetter("level"), self.log))))
         return sorted({*hits, *errors}) if errors else hits
 
     def run(self, every_line: bool = False) -> None:
