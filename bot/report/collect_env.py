@@ -230,10 +230,17 @@ def _envish(s: str) -> tuple[bool, bool]:
     return False, False
 
 
+# the first characters a strong marker other than the glued ROCm label can start with: a label's (either case),
+# a banner's, a pip line's, "Collecting environment information"'s
+_STRONG_FIRST = frozenset(_LABEL_FIRST | {c.upper() for c in _LABEL_FIRST} | set("=[cC"))
+
+
 def _strong(s: str) -> bool:
     """_envish(s)[1] without the tests that only tell a weak dump line from prose."""
     if "ROCM Version:" in s:
         return True
+    if s[0] not in _STRONG_FIRST:   # log lines, frames, prose in other words: no test below can pass
+        return False
     lv = label_of(s)
     if lv is not None:
         return lv[0] in STRONG_KEYS

@@ -231,8 +231,9 @@ ENV_PIECES = ["PyTorch version", "OS", "Is debug build", "  ", ":", " 2.1", "=" 
               "CPU(s):   ", "A", "FOO_BAR=1", "/usr/lib/x.so", "x", " ", "vLLM Version", "cpu:", "\t"]
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(ENV_PIECES), max_size=6).map("".join))
+@settings(max_examples=800, deadline=None)
+@given(st.tuples(st.sampled_from(["", "İ", "K", "(x pid=1) ", "c", "Z", "==", "["]) | st.text(max_size=2),
+                 st.lists(st.sampled_from(ENV_PIECES), max_size=6).map("".join)).map("".join))
 def test_strong_marker_check_is_the_strong_half_of_envish(text):
     from bot.report.collect_env import _envish, _strong
 
