@@ -32,8 +32,9 @@ from bot.rules.conditions import (
     TextCond,
 )
 from bot.rules.errors import RuleError
-from bot.rules.prefilter import Prefilter
+from bot.rules.prefilter import MATCHES_ANYTHING, Prefilter, strong_literals
 from bot.rules.render import duplicate_key, render, template_context
+from bot.rules.required import shortest_match
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
 from bot.rules.versions import is_unordered_dev_build, parse_version
@@ -64,14 +65,16 @@ class RuleSet:
         ordered = sorted(self.rules, key=lambda r: (-r.priority, r.id))
         self._order.update({r.id: i for i, r in enumerate(ordered)})
         self._by_id.update({r.id: r for r in self.rules})
-        prefilter = Prefilter(s for r in self.rules for s in r.match.sources())
+        # the prefilter holds the patterns the gates need; a condition's other patterns are searched when its rule
+        # is evaluated, which the gates make rare
+        gates = [gate(r.match) for r in self.rules]
+        prefilter = Prefilter(n for g in gates for n in g or () if not isinstance(n, Condition))
         self._prefilter.append(prefilter)
         self._wording.append(wording_of(tuple(sorted({p.source for r in self.rules for p in text_patterns(r.match)}))))
         always: set[int] = set()
         by_text: dict[str, tuple[dict[int | None, list[int]], list[int]]] = {}
         checks: list[tuple[Condition, frozenset[int]]] = []
-        for i, rule in enumerate(self.rules):
-            needs = gate(rule.match)
+        for i, needs in enumerate(gates):
             if needs is None:
                 always.add(i)
                 continue
@@ -178,12 +181,25 @@ def gate(cond: Condition) -> tuple[Need, ...] | None:
         return gate(cond.item)
     if isinstance(cond, All):
         gates = [g for g in map(gate, cond.items) if g is not None]
-        # a pattern the prefilter rules out in most reports, before a condition that holds in many (kind: bug)
-        return next((g for g in gates if not any(isinstance(n, Condition) for n in g)), gates[0] if gates else None)
+        return min(gates, key=lambda g: max(map(_cost, g))) if gates else None
     if isinstance(cond, Any_):
         gates = [gate(c) for c in cond.items]
         return None if any(g is None for g in gates) else tuple(p for g in gates if g for p in g)
     return None
+
+
+def _cost(need: Need) -> int:
+    """What a need costs and lets through, least first: a pattern with long literals, searched only in the few texts
+    holding them; a condition checked as it is (an exception type, a flag); another pattern, which needs a pass of
+    an RE2 Set over every text; a condition or a pattern that holds in most reports (kind: bug, `\\S`)."""
+    if isinstance(need, KindCond):
+        return 3
+    if isinstance(need, Condition):
+        return 1
+    if strong_literals(need[0]):
+        return 0
+    width = shortest_match(need[0].source)
+    return 3 if width is not None and width <= MATCHES_ANYTHING else 2
 
 
 def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Finding | None:

@@ -130,7 +130,7 @@ class TextFilter:
         in_sets: list[int] = []
         groups_seen = 0
         for slot, pattern in enumerate(patterns):
-            groups = [g for g in required_literals(pattern.source) if min(map(len, g)) >= STRONG_LITERAL]
+            groups = strong_literals(pattern)
             if not groups and (width := shortest_match(pattern.source)) is not None and width <= MATCHES_ANYTHING:
                 self.always.append(slot)
             elif not groups:
@@ -193,6 +193,11 @@ class TextFilter:
                 return None
             matched.update(slots[k] for k in result if k != sentinel)
         return matched
+
+
+def strong_literals(pattern: Pattern) -> list[frozenset[str]]:
+    """The groups of literals long enough to gate a search of `pattern` of its own; [] puts it in a Set."""
+    return [g for g in required_literals(pattern.source) if min(map(len, g)) >= STRONG_LITERAL]
 
 
 def _single(pattern: Pattern) -> Any:

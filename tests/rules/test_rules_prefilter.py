@@ -8,7 +8,7 @@ import pytest
 import re2
 
 from bot.report import parse
-from bot.rules import load_rules
+from bot.rules import gate, load_rules
 from bot.rules.prefilter import Prefilter, _opened
 from bot.rules.regex import Pattern
 from bot.rules.required import required_literals, shortest_match
@@ -83,11 +83,10 @@ def test_every_match_of_a_rule_pattern_holds_a_literal_of_each_group():
     assert checked > 200
 
 
-@pytest.mark.parametrize("source", sorted(_patterns()))
+@pytest.mark.parametrize("source", sorted(RULES._prefilter[0].sources()))
 def test_literal_pass_single_searches_and_sets_agree_with_searching_every_pattern(source):
     entry = RULES._prefilter[0]._texts[source]
-    patterns = _patterns()[source]
-    reference = [(entry.index[id(p)], re2.compile(_opened(p))) for p in patterns]
+    reference = [(slot, re2.compile(_opened(p))) for slot, p in enumerate(entry.patterns)]
     for texts in TEXTS:
         data = texts.text(source)
         matched = entry.run(data)
@@ -98,9 +97,19 @@ def test_literal_pass_single_searches_and_sets_agree_with_searching_every_patter
 def test_the_prose_texts_use_every_path():
     for source in ("any", "title"):
         entry = RULES._prefilter[0]._texts[source]
-        assert entry.needs and entry.sets and entry.always, source
-    entry = RULES._prefilter[0]._texts["error:own"]
-    assert len(entry.patterns) < len(entry.index)     # every rule's own `\\S` is searched once
+        assert entry.needs and entry.sets, source
+    pattern = Pattern.compile(r"\?|\bhow\b")
+    entry = Prefilter([(pattern, "title"), (Pattern.compile(r"\?|\bhow\b"), "title")])._texts["title"]
+    assert entry.always == [0] and len(entry.index) == 2    # patterns written alike are searched once
+    assert entry.run(b"how do I") == {0} and entry.run(b"it fails") == set()
+
+
+def test_the_prefilter_holds_the_patterns_the_gates_need():
+    needed = {(id(n[0]), n[1]) for r in RULES.rules for n in gate(r.match) or () if isinstance(n, tuple)}
+    held = {(pid, source) for source, entry in RULES._prefilter[0]._texts.items() for pid in entry.index}
+    assert needed == held
+    every = {(id(p), source) for r in RULES.rules for p, source in r.match.sources()}
+    assert held < every
 
 
 @pytest.mark.parametrize(("source", "width"), [(r"\S", 1), (r"\?|\bhow\b", 1), (r"ab(?:cd)?e{2,}", 4),
