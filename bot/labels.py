@@ -90,6 +90,9 @@ class Word:
     # topics a title can be about that this word then only qualifies ("streaming" of a tool call): with one of them
     # in the title the word does not count there
     qualifies: tuple[str, ...] = ()
+    # a title this pattern matches uses the word for something else than the topic ("crashes during a benchmark": the
+    # benchmark is only the load); the word does not count in that title
+    unless_title: str = ""
 
 
 # model families, for "support <family…>" / "is <family…> supported"
@@ -232,8 +235,8 @@ WORDS: tuple[Word, ...] = (
                      r"\b(openai|chat|completions?|embeddings?)\s*(接口|服务)|流式"),
     Word("frontend", r"\bstream\s*(=|==|:)\s*\"?true\b|\bstream(ing)? (mode|requests?|calls?|api)\b",
          qualifies=("tool-calling",)),
-    Word("frontend", r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|\bChatCompletion(Chunk|Message)?\b|"
-                     r"\busage (info\w*|stats|field)\b"),
+    Word("frontend", r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|"
+                     r"\bChatCompletion(Chunk|Message|Request|Response)?\b|\busage (info\w*|stats|field)\b"),
     Word("frontend", r"\bapi[-_ ]?keys?\b|\bvllm_api_key\b|\bbearer token\b|\bcors\b|\bcross[-_ ]origin\b|"
                      r"\ballowed[-_ ]origins\b|\b(routes?|endpoints?)\b[^.\n]{0,40}\bauthori[sz]\w*"),
     # reaching the API server at all (host binding, ports, WSL/Docker networking)
@@ -243,6 +246,7 @@ WORDS: tuple[Word, ...] = (
                      r"(access|reach|connect)\w*"),
     # the server's answer: a 4xx is the server judging the request; "bad request" says it in words
     Word("frontend", r"\b(400|422)\b[^\n]{0,3}(bad request|unprocessable)|\bbad ?request(error)?\b|"
+                     r"\b(http )?(400|422) (errors?|status( code)?|responses?)\b|"
                      r"\binvalid_request_error\b|\b401\b[^\n]{0,3}unauthori[sz]ed\b(?![^\n]{0,40}(hugging|hf|hub|url))"),
     # a 500 / an exception in the ASGI app: in the title it is what the reporter saw fail, the server's answer; in the
     # description only where some failure surfaced
@@ -272,9 +276,12 @@ WORDS: tuple[Word, ...] = (
                       r"hugging face|transformers)`?(?![\w.-]| backend)", 1.0, 1.0),
     Word("performance", r"\bperformance\b|\bthroughput\b|\blatency\b|\bslow(er|ness|down)?\b|\bperf(ormance)? "
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
-                        r"decod\w*|serving|load(ing)?|start[-_ ]?up) speed\b|\bspeed (of|up)\b|\bbenchmark\w*|"
+                        r"decod\w*|serving|load(ing)?|start[-_ ]?up) speed\b|\bspeed (of|up)\b|"
                         r"\bperform(s|ed|ing)?( \w+)? (poorly|poor|worse|badly|slow\w*)\b|\boutperform\w*|"
                         r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b", 1.0, 0.3),
+    # a benchmark measures performance, unless the title says it crashed or failed: then it was only the load
+    Word("performance", r"\bbenchmark\w*", 1.0, 0.3,
+         unless_title=r"\b(crash\w*|\w*error\w*|exceptions?|dies|died|\w*dead\w*|fails?|failed|failure|traceback)\b"),
     Word("nvidia-compat", r"\b(tesla )?(v100|t4|p100|p40|p4|k80|m40|titan ?v|titan ?rtx|[12]0[6-8]0( ?ti)?|"
                           r"quadro \w+)\b|\bvolta\b|\bturing\b|\bpascal\b|\bcompute capability\b|"
                           r"\bsm_?(1[0-2]\d|[3-7]\d)\b|\bno kernel image\b|\bbf(loat)?16 .{0,30}not support\w*|"
@@ -282,6 +289,9 @@ WORDS: tuple[Word, ...] = (
     Word("nvidia-compat", r"\bgb10\b|\bdgx spark\b|\bjetson\b|\bsm_?12[01]\b"),
     Word("nvidia-compat", r"\bblackwell\b|\brtx ?50[5-9]0\b|\brtx pro 6000\b|\bb200\b|\bgb200\b", 0.5, 0.3),
 )
+
+
+_UNLESS_TITLE = {k: re.compile(w.unless_title, re.IGNORECASE | re.ASCII) for k, w in enumerate(WORDS) if w.unless_title}
 
 
 @dataclass(frozen=True)
@@ -325,7 +335,9 @@ FAILURE: tuple[Pattern, ...] = (
     Pattern("multi-modality", r"multi[-_ ]?modal|pixel_values|mm[-_ ]processor|image[-_ ]token|"
                               r"allowed[-_ ]local[-_ ]media|is not a multimodal model|max_tokens_per_mm_item"),
     Pattern("multi-modality", r"\b(image|video|audio)s?\b", 0.5),
-    Pattern("frontend", r"chat[-_ ]template|openai_harmony|harmonyerror|serving_chat|serving_completion"),
+    # (and the OpenAI server's request handlers an error names: "create_chat_completion() missing an argument")
+    Pattern("frontend", r"chat[-_ ]template|openai_harmony|harmonyerror|serving_chat|serving_completion|"
+                        r"\bcreate_(chat_completion|completion|embedding|transcription|responses?)\b"),
     # the server refused the request (the OpenAI client's error, the error JSON's type or code)
     Pattern("frontend", r"\bBadRequestError\b|invalid_request_error|\berror code: 4(0[0-9]|22)\b|"
                         r"\bUnprocessableEntityError\b|\bjinja2\.exceptions|\bTemplate(Syntax)?Error\b"),
@@ -577,7 +589,9 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     qualifiers: list[Word] = []
     for k in sorted(in_title | in_prose | in_kv_title | in_quant_prose | set().union(*in_plain.values())):
         word = WORDS[k]
-        if k in in_plain.get(word.topic, in_title) and word.qualifies:
+        if k in in_plain.get(word.topic, in_title) and word.unless_title and _UNLESS_TITLE[k].search(title):
+            pass
+        elif k in in_plain.get(word.topic, in_title) and word.qualifies:
             qualifiers.append(word)
         elif k in in_plain.get(word.topic, in_title):
             s.add(word.topic, "title", word.title)

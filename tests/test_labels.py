@@ -263,6 +263,14 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # the request's generation parameters; metrics the server no longer exports
     ("[Usage]: same generate params give different results than transformers", {"frontend"}, set()),
     ("[Bug]: missing metrics in the V1 engine", {"frontend"}, set()),
+    # a crash during a benchmark: the benchmark was only the load
+    ("[Bug]: the engine dies (EngineDeadError) during a high-concurrency benchmark", set(), {"performance"}),
+    ("[Bug]: benchmark_serving.py reports half the throughput of 0.9", {"performance"}, set()),
+    ("[Bug]: benchmark_latency.py hangs with --n 2", {"performance"}, set()),
+    # the OpenAI server's request objects, its 4xx answers, its handlers in an error
+    ("[Bug]: invalid ChatCompletionRequest body gives a 500", {"frontend"}, set()),
+    ("[Bug]: 400 error when sending many requests at once", {"frontend"}, set()),
+    ("[Bug]: TypeError: create_chat_completion() missing 1 required keyword-only argument", {"frontend"}, set()),
     # a title mostly in CJK is no placeholder: it is read, not replaced by the description's first line
     ("[Bug]: 使用2 * 8 A100部署Qwen3报错", {"multi-node"}, set()),
     # several GPUs used another way than tensor parallelism
