@@ -28,6 +28,9 @@ class LogLine(NamedTuple):  # a tuple: one is made per body line, and a tuple is
         return (self.process, self.pid)
 
 
+# a LogLine made without the Python-level __new__ of a NamedTuple (one is made per body line)
+_new = tuple.__new__
+
 # \x1b[...m and friends; the caret-stripped remains "[0;36m" only with the SGR terminator "m".
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b[()][0-9A-B]|\x1b|\^\[\[[0-9;]{0,32}m|\[\d{1,3}(?:;\d{1,3}){0,8}m")
 _PROC = re.compile(
@@ -87,19 +90,23 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
         # no prefix pattern can match here (each needs one of these first characters): prose, dumps, frames
         if line.endswith("cluster]"):
             line = _REPEATED.sub("", line)
-        return LogLine(line.rstrip(), None, None)
+        return _new(LogLine, (line.rstrip(), None, None, None, None, ()))
     tags: list[tuple[str, int | None]] = []
     level = where = None
     stripped_any = False
     done = 0
     m = _TAGGED.match(body) if c == "(" else None
     if m:
-        tags.append(((m.group("name") or "").strip(), int(m.group("pid"))))
-        level = "WARNING" if m.group("level") == "WARN" else m.group("level")
-        where = m.group("where")
+        name, pid, level, where = m.group("name", "pid", "level", "where")
+        tags.append(((name or "").strip(), int(pid)))
+        if level == "WARN":
+            level = "WARNING"
         body = body[m.end():]
         stripped_any = True
         done = 2
+        c = body[:1]
+        if not (c in ("(", "[", ">") or c.isdigit() or body.startswith(LEVELS) or (groups and c in " \t|+")):
+            done = _MAX_STRIPS   # what follows starts no other prefix (the usual message)
     for _ in range(_MAX_STRIPS - done):
         m = _PROC.match(body) if body[:1] == "(" else None
         if m:
@@ -166,7 +173,7 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
         text = _REPEATED.sub("", text)
     process, pid = tags[-1] if tags else (None, None)
     process = process or None
-    return LogLine(text.rstrip(), process, level, pid, where, tuple([name for name, _ in tags]))
+    return _new(LogLine, (text.rstrip(), process, level, pid, where, tuple([name for name, _ in tags])))
 
 
 def clean_log(body: str) -> tuple[LogLine, ...]:
