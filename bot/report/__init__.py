@@ -55,7 +55,8 @@ def parse(title: str | None, body: str | None) -> Report:
     tracebacks, exceptions, error_lines = errors.tracebacks, errors.exceptions, errors.error_lines
     commands = extract_commands(body, lines)
     nda = parse_non_default_args(lines)
-    flags = merge_flags(commands, nda, _offsets(body, commands), _error_offset(body, exceptions, error_lines))
+    flags = merge_flags(commands, nda, where=lambda: (
+        _offsets(body, commands), _error_offset(body, exceptions, error_lines)))
     model, architectures = model_and_architectures(lines, commands, nda)
     environment, placeholder = parse_environment(title, body, sections, lines)
     needs_info = _needs_info(kind, environment)

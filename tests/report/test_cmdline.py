@@ -235,6 +235,20 @@ def test_several_attempts_without_a_log_take_the_command_before_the_error():
     b = only("vllm serve org/m --enforce-eager")
     assert merge_flags((a, b), None, (10, 300), 120) == {"model": "org/m", "dtype": "float16"}
     assert merge_flags((a, b), None, (10, 300), None) == {"model": "org/m", "enforce_eager": True}
+    # the offsets computed on demand give the same choice
+    assert merge_flags((a, b), None, where=lambda: ((10, 300), 120)) == {"model": "org/m", "dtype": "float16"}
+    assert merge_flags((a, b), None, where=lambda: ((10, 300), None)) == {"model": "org/m", "enforce_eager": True}
+
+
+def test_offsets_are_computed_only_when_several_attempts_are_left_to_choose_from():
+    a = only("vllm serve org/m --dtype float16")
+    b = only("vllm serve org/m --enforce-eager")
+
+    def unneeded() -> tuple[tuple[int, ...], int | None]:
+        raise AssertionError("offsets computed without need")
+
+    assert merge_flags((a,), None, where=unneeded) == {"model": "org/m", "dtype": "float16"}
+    assert merge_flags((a, b), {"dtype": "float16"}, where=unneeded) == {"model": "org/m", "dtype": "float16"}
 
 
 def test_parse_reads_the_flags_of_the_failing_attempt():
