@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from bot.matchset import MatchSet
 from bot.report.entities import model_family, title_models
 
 MAX_TITLE = 400        # GitHub caps titles at 256 characters; a longer one is not a title
@@ -113,6 +114,9 @@ _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
 _DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNORECASE | re.ASCII)
 _WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
 _ACCURACY = re.compile(ACCURACY, re.IGNORECASE | re.ASCII)
+# the prose (up to MAX_PROSE) is searched by one RE2 pass per pattern (bot/matchset.py: the answers of `re`)
+_WRONG_IN_PROSE = MatchSet([WRONG_OUTPUT], re.IGNORECASE)
+_ACCURACY_IN_PROSE = MatchSet([ACCURACY], re.IGNORECASE | re.ASCII)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _START = re.compile(START_FAILURE, re.IGNORECASE | re.ASCII)
 _ENGINE_FAULT = re.compile(ENGINE_FAULT, re.IGNORECASE | re.ASCII)
@@ -166,10 +170,10 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 1.0
     if not names:
         return 0.5 if _WRONG.search(title) else 0.0
-    if (_WRONG.search(title) or _WRONG.search(prose)) and not title_topics & SUBJECT_TOPICS:
+    if (_WRONG.search(title) or _WRONG_IN_PROSE.matching(prose)) and not title_topics & SUBJECT_TOPICS:
         return 1.0   # (empty content through a reasoning parser, gibberish under a grammar: that feature's)
     # (lower accuracy with FP8 or a LoRA is that feature's report)
-    if (_ACCURACY.search(title) or _ACCURACY.search(prose)) and title_topics <= REQUEST_TOPICS:
+    if (_ACCURACY.search(title) or _ACCURACY_IN_PROSE.matching(prose)) and title_topics <= REQUEST_TOPICS:
         return 1.0
     # (a quantized checkpoint that fails to load is the quantization's report)
     if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \

@@ -56,7 +56,12 @@ _DOUBLED = re.compile(r"([a-z0-9])\1+")
 
 def squash(text: str) -> str:
     """Lower case, letters and digits only, each run of one letter written once: "Paral-lel" -> "paralel"."""
-    return _DOUBLED.sub(r"\1", _NOT_WORD.sub("", text.lower()))
+    return _DOUBLED.sub(_first_group, _NOT_WORD.sub("", text.lower()))
+
+
+def _first_group(m: re.Match[str]) -> str:
+    # (a function, not the template r"\1": Python 3.11 expands a template in Python code at every match)
+    return m.group(1)
 
 
 def _deletions(key: str) -> set[str]:

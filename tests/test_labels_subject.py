@@ -4,7 +4,10 @@ names (moe), the CPU it runs on, and the near misses that name a model without b
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from bot import subject
 from bot.labels import topic_labels
 from bot.report import parse
 from bot.subject import model_is_the_subject, moe_is_the_subject, named_models, without_model_kind
@@ -328,3 +331,16 @@ def test_the_title_models_kept_are_those_of_the_title_asked() -> None:
         assert subject._title_models(title) == tuple(title_models(title))
     assert [subject.names_moe_model(t) for t in titles] == [True, False, True]
     assert [subject.names_moe_model(t) for t in titles[::-1]] == [True, False, True]
+
+
+PROSE_WORDS = ["the", "output", "outputs", "is", "are", "garbage", "gibberish", "empty", "blank", "response", "repeat",
+               "repeated", "tokens", "lower", "accuracy", "drop", "different", "logprobs", "inconsistent", "results",
+               "乱码", "é", "ſ", "\u212a", "\x0b", "\n", " ", "-", ":", "Output", "ACCURACY", "no", "wrong", "answer"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PROSE_WORDS), max_size=20).map(" ".join) | st.text(max_size=60))
+def test_the_prose_is_searched_as_re_searches_it(prose: str) -> None:
+    # wrong output and accuracy in the prose are found by one RE2 pass each: the same answers as the `re` patterns
+    assert bool(subject._WRONG_IN_PROSE.matching(prose)) == bool(subject._WRONG.search(prose))
+    assert bool(subject._ACCURACY_IN_PROSE.matching(prose)) == bool(subject._ACCURACY.search(prose))
