@@ -8,7 +8,7 @@ chains on missing values (`flags.speculative_config.method`) never raise.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 from jinja2 import ChainableUndefined, Template, TemplateSyntaxError, nodes
@@ -108,10 +108,7 @@ def template_context(report: Report, flags: dict[str, Any], captures: dict[str, 
     ccs = [c for c in (compute_capability(g) for g in env.gpus) if c is not None]
     env_ctx["compute_capability"] = f"{min(ccs):.1f}" if ccs else None
     exc = exception or report.root_cause
-    exc_ctx = asdict(exc) if exc is not None else {}
-    if exc is not None:
-        exc_ctx["short_type"] = exc.short_type
-        exc_ctx["first_line"] = exc.first_line
+    exc_ctx: dict[str, Any] = ExceptionContext(exc) if exc is not None else {}
     return {
         "flags": {k: decode_json_value(v) for k, v in flags.items()},
         "env": env_ctx,
@@ -119,6 +116,23 @@ def template_context(report: Report, flags: dict[str, Any], captures: dict[str, 
         "exception": exc_ctx,
         "report": report,
     }
+
+
+class ExceptionContext(dict[str, Any]):
+    """`dataclasses.asdict` of an exception, with `short_type` and `first_line`; its frames, which templates
+    seldom read, are converted when first read."""
+
+    def __init__(self, exc: ExceptionInfo) -> None:
+        super().__init__((f.name, getattr(exc, f.name)) for f in fields(exc) if f.name != "frames")
+        self._frames = exc.frames
+        self["short_type"] = exc.short_type
+        self["first_line"] = exc.first_line
+
+    def __missing__(self, key: str) -> Any:
+        if key != "frames":
+            raise KeyError(key)
+        self["frames"] = value = type(self._frames)(asdict(f) for f in self._frames)
+        return value
 
 
 def render(template: Any, context: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 import yaml
@@ -285,3 +285,17 @@ def test_interpolated_values_are_defused_without_html_entities():
     text = _clean("<img src=x> @alice `x`")
     assert "&lt;" not in text and "<img" not in text and "@alice" not in text and "`" not in text
     assert "img src=x" in text and "alice" in text
+
+
+def test_the_exception_context_is_the_exception_as_a_dict_with_its_frames_read_when_asked():
+    report = parse("[Bug]: it fails", 'Traceback (most recent call last):\n  File "/x/vllm/engine.py", line 3, in run\n'
+                   "    start()\nValueError: bad value\nsecond line")
+    exc = report.root_cause
+    assert exc is not None and exc.frames
+    context = template_context(report, {}, {}, None)
+    template = ENV.from_string("{{ exception.short_type }}: {{ exception.first_line }} "
+                               "{% for f in exception.frames %}{{ f.file }}:{{ f['line'] }}{% endfor %}")
+    rendered = template.render(context)
+    assert rendered == "ValueError: bad value /x/vllm/engine.py:3"
+    assert dict(context["exception"]) == {**asdict(exc), "short_type": "ValueError", "first_line": "bad value"}
+    assert ENV.from_string("{{ exception.nothing is undefined }}").render(context) == "true"
