@@ -45,6 +45,8 @@ def _finalize(value: Any) -> Any:
         return ""
     if isinstance(value, Safe):
         return value
+    if isinstance(value, int) and len(text := str(value)) <= nz.MAX_INLINE:
+        return text               # a number (an issue number, a count) is printed as plain would print it
     return nz.plain(value)
 
 
@@ -103,7 +105,7 @@ def _candidate_view(c: Candidate) -> dict[str, Any]:
     return {
         "number": int(c.number),
         "title": Safe(nz.plain(title, 120)) if title else None,
-        "state": "closed" if c.state == "closed" else "open",
+        "state": Safe("closed" if c.state == "closed" else "open"),
         "reason": Safe(nz.plain(c.reason, 200)) if c.reason else None,
         "via": int(c.via) if c.via is not None else None,
     }

@@ -137,3 +137,38 @@ def test_references() -> None:
         "[vllm-project/vllm#36643](https://github.com/vllm-project/vllm/issues/36643)"
     assert nz.reference("https://docs.vllm.ai/en/latest/").startswith("[docs.vllm.ai/en/latest/](https://")
     assert nz.reference("see @me") == "see @\u200bme"
+
+
+def _defuse_every_step(text: str) -> str:
+    """defuse without its shortcut for texts it leaves alone: every substitution, always."""
+    s = text.replace("\r\n", "\n").replace("\r", "\n")
+    s = nz._CONTROL.sub("", s)
+    s = nz._TAG_START.sub("<" + nz.ZWSP, s)
+    s = nz._MENTION.sub("@" + nz.ZWSP, s)
+    s = nz._ISSUE_REF.sub("#" + nz.ZWSP, s)
+    s = nz._GH_REF.sub(lambda m: m.group(1) + "-" + nz.ZWSP, s)
+    return nz._ENTITY.sub("&" + nz.ZWSP, s)
+
+
+@settings(max_examples=500)
+@given(st.one_of(any_text, st.text(alphabet="gGhH-0123456789 #@<&/!?aA\r\n\x7f\u2066", max_size=30)))
+def test_defuse_shortcut_returns_what_every_step_would(text: str) -> None:
+    assert nz.defuse(text) == _defuse_every_step(text)
+
+
+def _plain_every_step(text: str, limit: int) -> str:
+    """plain as one regular-expression substitution per step, without shortcuts."""
+    s = nz._truncate(nz._one_line(text), limit)
+    s = re.sub(r"([\\`*_\[\]|~])", r"\\\1", s)
+    s = s.replace("<", "&lt;").replace(">", "&gt;")
+    s = re.sub(r"(?i)(github)(\.com)", lambda m: m.group(1) + nz.ZWSP + m.group(2), s)
+    return _defuse_every_step(s)
+
+
+@settings(max_examples=500)
+@given(st.one_of(any_text, st.text(alphabet="gGhHbB.-0123456789 #@<>&/!?aA\\`*_[]|~cCoOmMuUiItT\r\n", max_size=40)),
+       st.sampled_from([5, 40, 300]))
+def test_plain_returns_what_every_step_would(text: str, limit: int) -> None:
+    assert nz.plain(text, limit) == _plain_every_step(text, limit)
+    assert nz.plain("see GitHub.com/x and github.COM", limit) == _plain_every_step("see GitHub.com/x and github.COM",
+                                                                                      limit)
