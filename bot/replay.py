@@ -12,7 +12,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TextIO
 
 from bot.comment import comment_context
@@ -87,7 +87,8 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
 
     With jobs > 1, parsing, rules, labels and the duplicate document (which need only the issue) run in that
     many worker processes, in order, and so does the comment's context; the duplicate search and the comment
-    (which need the history) stay in this process. Same output."""
+    (which need the history) stay in this process. Same output; the reports handed to `on_result` then lack the
+    parse's intermediate text (body, sections, description, prose, log lines, tracebacks, commands)."""
     start = time.perf_counter()
     with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None, sources=sources) as analysed:
         for n, (issue, analysis, context) in enumerate(analysed, 1):
@@ -128,12 +129,20 @@ AHEAD = 4         # messages a worker may have waiting before it pauses (bounded
 Analysed = tuple[Analysis, IssueDoc | None, dict[str, Any]]   # what a worker sends per issue
 
 
+# What the main process never reads of a report (the duplicate document and the comment's context are made in
+# the worker): the parse's intermediate text, most of a pickled report. Results from workers carry the report
+# without it.
+_LEFT_IN_WORKER: dict[str, Any] = {"body": "", "sections": (), "description": "", "prose": None, "log_lines": (),
+                                   "tracebacks": (), "cut_frames": (), "commands": (), "non_default_args": None}
+
+
 def _analyse_one(issue: IssueRecord) -> Analysed:
     assert _WORKER_RULES is not None
     analysis = analyse(issue.title, issue.body, _WORKER_RULES, _WORKER_SOURCES, issue.created_at)
     report, findings = analysis.report, analysis.findings
-    return (analysis, build_doc(report, findings) if _WORKER_DOCS else None,
-            comment_context(report, findings, report.needs_info, issue.number, prerender=True))
+    doc = build_doc(report, findings) if _WORKER_DOCS else None
+    context = comment_context(report, findings, report.needs_info, issue.number, prerender=True)
+    return replace(analysis, report=replace(report, **_LEFT_IN_WORKER)), doc, context
 
 
 def _work(w: int, jobs: int, out: Any) -> None:

@@ -79,3 +79,23 @@ def test_a_failing_worker_stops_the_replay_with_its_traceback(monkeypatch):
     monkeypatch.setattr(replay_module, "analyse", boom)
     with pytest.raises(RuntimeError, match="analysis broke"):
         _run(2)
+
+
+def test_worker_results_leave_the_parse_text_behind():
+    """What a worker sends back holds what this process reads (the comment's context, the duplicate document, the
+    report's outputs), not the report's body, lines and sections."""
+    import bot.replay as replay_module
+    from bot.export import IssueRecord
+
+    issue = IssueRecord(number=7, title="[Bug]: boom", body="```\nTraceback (most recent call last):\n"
+                        '  File "x.py", line 1, in f\nValueError: boom\n```\n' + "words " * 200,
+                        created_at="2026-01-01T00:00:00Z", state="open", url=None)
+    replay_module._WORKER_RULES, replay_module._WORKER_DOCS = load_rules(), True
+    try:
+        analysis, doc, context = replay_module._analyse_one(issue)
+    finally:
+        replay_module._WORKER_RULES, replay_module._WORKER_DOCS = None, False
+    report = analysis.report
+    assert not report.body and not report.log_lines and not report.sections and not report.description
+    assert report.root_cause is not None and report.root_cause.type == "ValueError"
+    assert doc is not None and "word" in doc.vector      # built from the description before it was left out
