@@ -7,13 +7,9 @@ Log lines are read once, in order. Output of different processes is kept apart b
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import compress, count
-from operator import attrgetter
 
 from bot.report.errors import (
-    ANCHORS,
     EXC_LINE,
     EXC_MENTION,
     EXC_REPR,
@@ -26,7 +22,6 @@ from bot.report.errors import (
 )
 from bot.report.logs import LogLine
 from bot.report.model import ExceptionInfo, Frame, Traceback
-from bot.report.wake import line_finder, lines_matching
 
 _FRAME = re.compile(
     r'File ["“](?P<file>[^"“”]{1,2000})["”], line (?P<line>\d{1,9})(?:, in (?P<func>\S.{0,300}))?'
@@ -70,30 +65,14 @@ _ERROR_LINES: tuple[tuple[str, re.Pattern[str] | None], ...] = (
 )
 
 
-# every error line holds one of these words
-_ERROR_WORDS = ("rror", "ERROR", "FAILED", "ninja", "nvcc", "fault", "dumped", "symbol", "shared object", "Killed",
-                "× ", "╰─> ")
-
-
 def _is_error_line(text: str) -> bool:
-    # most lines are rejected without a search
+    # every error line holds one of these words: most lines are rejected without a search
     if not ("rror" in text or "ERROR" in text or "FAILED" in text or "ninja" in text or "nvcc" in text
             or "fault" in text or "dumped" in text or "symbol" in text or "shared object" in text
             or "Killed" in text or "× " in text or "╰─> " in text):
         return False
     head = text[:1000]
     return any(needle in head and (rx is None or rx.search(head) is not None) for needle, rx in _ERROR_LINES)
-
-
-# What a line must hold for `feed` to do anything with it while no traceback is open: a loose form of each of its
-# tests (fence, anchor, traceback start, frame, exception line, error line)
-_WAKE = line_finder(
-    "[^\\n]*?(?:```|~~~|" + "|".join(re.escape(w) for w in (
-        "Traceback (most recent", "Exception Group Traceback", "File ", *ANCHORS, *_ERROR_WORDS))
-    # `Type: …` or `Type(Inner)…` after quotes, Markdown or pytest's `E   `
-    + r")|[^A-Za-z0-9\n]*(?:E +[^A-Za-z0-9\n]*)?[A-Za-z_][\w.\x{80}-\x{10FFFF}]*[(:]"
-)
-_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 
 
 _CODE_BEFORE = re.compile(r"(?:except|raise|import|class|catch|isinstance|\(|,)[ \t]*$")
@@ -375,27 +354,9 @@ class _Extractor:
         if text not in self.error_lines:
             self.error_lines.append(text)
 
-    def _wake_lines(self) -> list[int]:
-        """The lines `feed` has to see while no traceback is open: the others would change nothing."""
-        hits = lines_matching("\n".join(map(attrgetter("text"), self.log)), _WAKE)
-        # the lines logged at an error level (without a loop in Python)
-        errors = list(compress(count(), map(_ERROR_LEVELS.__contains__, map(attrgetter("level"), self.log))))
-        return sorted({*hits, *errors}) if errors else hits
-
-    def run(self, every_line: bool = False) -> None:
-        """Feed the lines in order; while no traceback is open, only the lines that can start or report something
-        (all of them with `every_line`)."""
-        log = self.log
-        wake = list(range(len(log))) if every_line else self._wake_lines()
-        i = k = 0
-        while i < len(log):
-            if not self.open:
-                k = bisect_left(wake, i, k)
-                if k == len(wake):
-                    break
-                i = wake[k]
-            self.feed(i, log[i])
-            i += 1
+    def run(self) -> None:
+        for i, entry in enumerate(self.log):
+            self.feed(i, entry)
         for key in list(self.open):
             self._finish(key)
 

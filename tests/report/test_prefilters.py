@@ -265,33 +265,3 @@ def test_collect_env_lines_without_colon_equals_or_bracket_hold_no_field(text):
     line = text.replace(":", " ").replace("=", " ").replace("[", " ")
     assert label_of(line) is None and not is_banner(line)
     assert not _PIP_RE.match(line) and not _ENV_VAR_RE.match(line.strip())
-
-
-# lines of a report around tracebacks: starts, frames, exception lines, chains, error lines, prose, quotes, fences
-TB_LINES = ["Traceback (most recent call last):", '  File "/x/vllm/engine.py", line 3, in run', "    run()",
-            "ValueError: bad value", "RuntimeError:", "    the message below", "", "   ", "some prose here",
-            "During handling of the above exception, another exception occurred:", "E   KeyError: 'k'",
-            "> **torch.OutOfMemoryError**: CUDA out of memory", "_ *FooError: x",
-            "ray.exceptions.RayTaskError(ValueError)",
-            "```", "~~~", "```python", "Engine core initialization failed. See root cause above.", "Killed",
-            "ERROR: could not build", "Segmentation fault (core dumped)", "vllm serve: error: bad flag",
-            "  + Exception Group Traceback (most recent call last):", "  | ValueError: grouped", "é: x", "Ünïcode: y",
-            "\ud800Error: z", "ipython  Traceback (most recent call last)", "File a.py:3, in f", "x" * 50,
-            "INFO: fine", "Available KV cache memory: 1 GiB", "ValueError", "KeyboardInterrupt"]
-TB_PREFIXES = ["", "(APIServer pid=1) ERROR 05-14 11:49:08 [core.py:1] ", "(VllmWorker rank=0 pid=7) INFO [a.py:2] ",
-               "(EngineCore_DP0 pid=3) WARNING 05-14 11:49:08 [x.py:9] ", "[rank1]: ", "  ", "\t", "> "]
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(TB_PREFIXES), st.text(max_size=3), st.sampled_from(TB_LINES),
-                          st.text(max_size=3)).map("".join), max_size=40))
-def test_tracebacks_read_from_the_woken_lines_like_from_every_line(lines):
-    from bot.report.logs import clean_log
-    from bot.report.tracebacks import _Extractor
-
-    log = clean_log("\n".join(lines))
-    woken, every = _Extractor(log), _Extractor(log)
-    woken.run()
-    every.run(every_line=True)
-    for attr in ("tracebacks", "found", "error_lines", "anchor", "cut_frames", "in_fence"):
-        assert getattr(woken, attr) == getattr(every, attr), attr
