@@ -6,7 +6,6 @@ Pure: built from a Report and its findings, no I/O.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -178,16 +177,10 @@ def prebuilt(report: Report, findings: tuple[Finding, ...], doc: IssueDoc) -> No
     _PREBUILT[id(report)] = (report, findings, doc)
 
 
-_SUPPORT_ASKED_BY = ("bug", "usage", "misc", "other", "docs")
-_HOW = re.compile(r"\bhow\b", re.IGNORECASE)
-
-
 def request_kind(kind: str, title: str, has_error: bool) -> str:
-    """The report kind the duplicate search goes by: a report without an error whose title asks for something to
-    be supported and is no how-to question ("[Bug]: Qwen3 Omni Support", "Can it support macOS?") is a feature
-    request filed with another form or none."""
-    if kind in _SUPPORT_ASKED_BY and not has_error and asks_for_support(clean_title(title)) and \
-            not _HOW.search(title):
+    """The report kind the duplicate search goes by: a bug report without an error whose title asks for something
+    to be supported ("[Bug]: Qwen3 Omni Support") is a feature request filed with the bug form."""
+    if kind == "bug" and not has_error and asks_for_support(clean_title(title)):
         return "feature"
     return kind
 
