@@ -167,7 +167,6 @@ class _Extractor:
         self.open: dict[tuple[str | None, int | None], _Open] = {}
         self.tracebacks: list[Traceback] = []
         self.found: list[_Found] = []
-        self.consumed: set[int] = set()
         self.error_lines: list[str] = []
         self.anchor: int | None = None
         self.in_fence = False
@@ -233,7 +232,6 @@ class _Extractor:
             else:
                 self._finish(key)
                 tb = self._start(key, entry, i)
-            self.consumed.add(i)
             return
 
         frame = _FRAME.match(undecorated) if undecorated.startswith("File ") else None
@@ -250,13 +248,11 @@ class _Extractor:
                 function=(frame.group("func") or frame.group("ipy_func") or "").strip() or None,
                 is_vllm=is_vllm_file(file),
             ))
-            self.consumed.add(i)
             return
 
         if tb is not None and tb.state in ("message", "after") and any(c in stripped for c in _CHAIN):
             self._close_segment(tb)
             tb.state, tb.gap = "chain", 0
-            self.consumed.add(i)
             return
 
         if tb is not None:
@@ -269,19 +265,15 @@ class _Extractor:
                     tb.seg.message = [msg] if msg else []
                     tb.seg.ray = ray
                     tb.state, tb.gap = "message", 0
-                    self.consumed.add(i)
                     return
                 tb.gap += 1
                 if tb.gap > _MAX_GAP:
                     self._finish(key)
                     self._idle(i, entry, stripped)
-                else:
-                    self.consumed.add(i)
                 return
             if tb.state == "message":
                 if self._continues_message(tb, entry, stripped):
                     tb.seg.message.append(stripped)
-                    self.consumed.add(i)
                     return
                 if not stripped:
                     tb.state, tb.gap = "after", 0
@@ -330,7 +322,6 @@ class _Extractor:
                 msg = self._message_below(i, entry)
             exc = ExceptionInfo(type=type_, message=msg, source="line", process=entry.process)
             self.found.append(_Found(exc, i, 1 if ray else rank(type_, msg)))
-            self.consumed.add(i)
             return
         if entry.level in ("ERROR", "CRITICAL", "FATAL") or _is_error_line(stripped):
             self._error_line(stripped)
@@ -344,7 +335,6 @@ class _Extractor:
             if not text or nxt.stream != entry.stream or (nxt.text[:1] not in " \t" and parts):
                 break
             parts.append(text[:_MAX_LINE])
-            self.consumed.add(j)
         return "\n".join(parts)
 
     def _error_line(self, text: str) -> None:
