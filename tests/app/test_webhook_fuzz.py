@@ -36,7 +36,10 @@ def server(tmp_path_factory):
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    runner = web.AppRunner(create_app(make_settings(tmp, max_attempts=2), triage_fn=fake_triage))
+    # the triage core in its own process, as deployed: in a thread it would parse reports (ast.literal_eval of
+    # pasted Python) while Hypothesis imports modules lazily in this one, and CPython 3.11 counts the AST
+    # constructor's depth in state its threads share ("SystemError: AST constructor recursion depth mismatch")
+    runner = web.AppRunner(create_app(make_settings(tmp, max_attempts=2, core="process"), triage_fn=fake_triage))
 
     async def start() -> int:
         await runner.setup()
