@@ -291,9 +291,6 @@ WORDS: tuple[Word, ...] = (
 )
 
 
-_UNLESS_TITLE = {k: re.compile(w.unless_title, re.IGNORECASE | re.ASCII) for k, w in enumerate(WORDS) if w.unless_title}
-
-
 @dataclass(frozen=True)
 class Pattern:
     """A pattern over the failure (root-cause exception `Type: message`, or bare error lines)."""
@@ -508,6 +505,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 # which of WORDS and FAILURE match a text: one RE2 Set pass (bot/matchset.py), the same answers as searching each
 _WORD_MATCH = MatchSet([w.pattern for w in WORDS])
+_UNLESS_TITLE = {k: _compile(w.unless_title) for k, w in enumerate(WORDS) if w.unless_title}
 _FAILURE_MATCH = MatchSet([p.pattern for p in FAILURE])
 _EXC_TYPES = [(p, re.compile(p.pattern)) for p in EXCEPTION_TYPES]
 _FRAMES = [(f, _compile(f.pattern), re.compile(f.function) if f.function else None) for f in FRAMES]
@@ -589,12 +587,13 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     qualifiers: list[Word] = []
     for k in sorted(in_title | in_prose | in_kv_title | in_quant_prose | set().union(*in_plain.values())):
         word = WORDS[k]
-        if k in in_plain.get(word.topic, in_title) and word.unless_title and _UNLESS_TITLE[k].search(title):
-            pass
-        elif k in in_plain.get(word.topic, in_title) and word.qualifies:
-            qualifiers.append(word)
-        elif k in in_plain.get(word.topic, in_title):
-            s.add(word.topic, "title", word.title)
+        if k in in_plain.get(word.topic, in_title):
+            if k in _UNLESS_TITLE and _UNLESS_TITLE[k].search(title):
+                pass            # the title uses the word for something else
+            elif word.qualifies:
+                qualifiers.append(word)
+            else:
+                s.add(word.topic, "title", word.title)
         elif word.topic in plain and k in in_kv_title:
             model_only.add(word.topic)
         if k in (in_quant_prose if word.topic == "quantization" else in_prose):

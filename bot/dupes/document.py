@@ -178,9 +178,9 @@ def prebuilt(report: Report, findings: tuple[Finding, ...], doc: IssueDoc) -> No
 
 
 def request_kind(kind: str, title: str, has_error: bool) -> str:
-    """The report kind the duplicate search goes by: a bug report without an error whose title asks for something
-    to be supported ("[Bug]: Qwen3 Omni Support") is a feature request filed with the bug form."""
-    if kind == "bug" and not has_error and asks_for_support(clean_title(title)):
+    """The report kind the duplicate search goes by: a bug report without an error whose title (`clean_title`)
+    asks for something to be supported ("[Bug]: Qwen3 Omni Support") is a feature request filed with the bug form."""
+    if kind == "bug" and not has_error and asks_for_support(title):
         return "feature"
     return kind
 
@@ -191,6 +191,7 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         return hit[2]
     fields = field_tokens(report)
     title = report.title_text or report.title
+    cleaned = clean_title(title)
     subject, subject_words = request_subject(title)
     sigs = signatures(report)
     sites = site_keys(report)
@@ -199,10 +200,10 @@ def build_doc(report: Report, findings: tuple[Finding, ...] = ()) -> IssueDoc:
         signatures=sigs,
         rules=tuple(sorted({rule_entry(f) for f in findings})),
         flags=notable_flags(report),
-        title=clean_title(report.title_text or report.title),
+        title=cleaned,
         body_key=body_key(report),
         entities=report.entities,
-        kind=request_kind(report.kind, title, bool(sigs or sites)),
+        kind=request_kind(report.kind, cleaned, bool(sigs or sites)),
         sites=sites,
         subject=subject,
         subject_words=subject_words,

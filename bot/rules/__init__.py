@@ -32,9 +32,8 @@ from bot.rules.conditions import (
     TextCond,
 )
 from bot.rules.errors import RuleError
-from bot.rules.prefilter import MATCHES_ANYTHING, Prefilter, strong_literals
+from bot.rules.prefilter import Prefilter, matches_anything, strong_literals
 from bot.rules.render import duplicate_key, render, template_context
-from bot.rules.required import shortest_match
 from bot.rules.schema import Rule, build_rule
 from bot.rules.texts import Texts
 from bot.rules.versions import is_unordered_dev_build, parse_version
@@ -198,8 +197,7 @@ def _cost(need: Need) -> int:
         return 1
     if strong_literals(need[0]):
         return 0
-    width = shortest_match(need[0].source)
-    return 3 if width is not None and width <= MATCHES_ANYTHING else 2
+    return 3 if matches_anything(need[0]) else 2
 
 
 def evaluate_rule(rule: Rule, report: Report, texts: Texts | None = None) -> Finding | None:

@@ -131,7 +131,7 @@ class TextFilter:
         groups_seen = 0
         for slot, pattern in enumerate(patterns):
             groups = strong_literals(pattern)
-            if not groups and (width := shortest_match(pattern.source)) is not None and width <= MATCHES_ANYTHING:
+            if not groups and matches_anything(pattern):
                 self.always.append(slot)
             elif not groups:
                 in_sets.append(slot)
@@ -193,6 +193,12 @@ class TextFilter:
                 return None
             matched.update(slots[k] for k in result if k != sentinel)
         return matched
+
+
+def matches_anything(pattern: Pattern) -> bool:
+    """`pattern` can match MATCHES_ANYTHING characters or fewer: it matches nearly every text, and at once."""
+    width = shortest_match(pattern.source)
+    return width is not None and width <= MATCHES_ANYTHING
 
 
 def strong_literals(pattern: Pattern) -> list[frozenset[str]]:
