@@ -22,7 +22,8 @@ words in the description, never add up to a label on their own. The sources:
 |             | format in a model id or a kind of model ("VLM") in the title counts here, not as title,  |
 |             | when the title is about a feature that model only went through                          |
 | `subject`   | the model the title names failing itself (bot/subject.py: wrong output, it fails to     |
-|             | load or start, only this model, a title that is the model's name)                        |
+|             | load or start or "fails" right after its name, only this model, a title that is the      |
+|             | model's name)                                                                             |
 
 The tables (`WORDS`, `FAILURE`, `FRAMES`, `FLAGS`, `MODEL`, `PLATFORMS`, `KINDS`) are the whole policy;
 `docs/rules.md` lists the taxonomy. A repository can rename topics with `repo_labels()`.
@@ -41,6 +42,7 @@ from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
 from bot.subject import (
     MOE_MODELS,
+    SUBJECT_TOPICS,
     model_is_the_subject,
     model_kind_is_the_subject,
     moe_is_the_subject,
@@ -255,7 +257,13 @@ WORDS: tuple[Word, ...] = (
                      r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b|\bmissing( \w+)? metrics\b"),
     Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),
     # reasoning output is a field of the OpenAI server's answer (a reasoning parser is not tool calling)
-    Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b"),
+    Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b|"
+                     r"\breasoning[-_ ]efforts?\b"),
+    # the fields of the server's answer: a message's content, reasoning or tool calls that came back null, the usage
+    # counts, why generation stopped
+    # (with a tool call in the title they are the tool call's: "tool_calls empty with finish_reason stop")
+    Word("frontend", r"\b(content|reasoning|reasoning_content)\s?[=:]\s?(null|none)\b|"
+                     r"\b(prompt|completion|total)_tokens\b|\b(finish|stop)_reason\b", qualifies=("tool-calling",)),
     Word("new-model", r"支持\W{0,3}" + _FAMILIES, 1.0, 0.5),   # "(是否)支持 <model>": is <model> supported
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
@@ -607,7 +615,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         s.add("multi-node", "title", THRESHOLD)
     if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):
         s.add("nvidia-compat", "title", THRESHOLD)
-    title_topics = _title_topics(s)
+    title_topics = word_topics = _title_topics(s)
     for topic in model_only - title_topics:
         subject = (quantized_model_is_the_subject(title_topics) if topic == "quantization"
                    else model_kind_is_the_subject(title_topics))
@@ -644,16 +652,19 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     # (the reporter's own title: a bare model name is not a placeholder here)
     own_title = _WORDING.correct(report.title_text or "")
     title_topics = _title_topics(s)
-    if own_title and moe_is_the_subject(own_title, title_topics):
+    if own_title and moe_is_the_subject(own_title, title_topics, word_topics):
         s.add("moe", "title", THRESHOLD)
     s.add("new-model", "subject", model_is_the_subject(own_title, prose, title_topics))
     # a deployment over several nodes whose log or text shows Ray runs it on Ray
     if "multi-node" in title_topics and _RAY_IN_USE.search(report.body[:200_000]):
         s.add("ray", "subject", THRESHOLD)
 
-    # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title
+    # a flag says what the reporter ran, not what failed: it only adds to evidence from the failure or the title (a
+    # subject flag counts alone, unless the title is about a feature the deployment only went through)
+    feature_title = bool(title_topics & SUBJECT_TOPICS)
     for sig in FLAGS:
-        corroborated = sig.subject or set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
+        corroborated = (sig.subject and not feature_title) or \
+            set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
         if corroborated and sig.flag in report.flags and sig.test(report.flags[sig.flag]):
             s.add(sig.topic, "flag", sig.weight)
 

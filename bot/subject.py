@@ -14,7 +14,9 @@ subject, and so `new-model` (vLLM's label for model support):
 
 A mixture-of-experts model the title names is the `moe` topic, unless the title is about a feature the model only
 went through (a tool-call parser, the OpenAI server, structured output, speculative decoding, pipeline
-parallelism): those reports are about that feature.
+parallelism), the deployment or machine it ran on (several nodes, the CPU, a TPU or Intel GPU, an old or new NVIDIA
+GPU), its speed, or a fault of the engine it met (an illegal memory access, a dead engine): those reports are about
+that.
 
 Pure and bounded: the title and the prose the caller passes are searched once by patterns without nested
 quantifiers.
@@ -79,9 +81,12 @@ START_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issu
                  r"\b(start|run|serv|deploy|launch)\w*[^.\n]{0,6}\b(fail\w*|error\w*|problem|issue)\b|"
                  # "serve X error", "部署 X 报错" (not "I run X and get an error": that is any failure of any model)
                  r"\b(serv|deploy)\w*[^\n]{0,40}\b(fail\w*|error\w*|problem|issue)\b|"
-                 r"(部署|启动|运行)[^。\n]{0,40}(报错|失败|出错|错误|问题)")
+                 r"(部署|启动|运行|推理)[^。\n]{0,40}(报错|失败|出错|错误|问题)")
+# or, right after the model's name, that it fails ("X-8B failed", "X fails with the FlashInfer backend", "X 报错")
+# (a few words later it is what the reporter did with it: "I run X and get an error")
+FAILS_AFTER_NAME = r"[^.\n]{0,8}?\b(fail\w*|errors?)\b|[^。\n]{0,10}?(报错|失败|出错)"
 ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|nccl|hangs?|hanging|stuck|timeouts?|timed out|"
-                r"segfault|segmentation fault|slow\w*)\b")
+                r"segfault|segmentation fault|slow\w*|(async)?enginedeaderror|engine (is |was )?dead)\b")
 TOKENIZER = r"\btokeni[sz]\w*"
 NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
 
@@ -91,10 +96,16 @@ REQUEST_TOPICS = frozenset({"new-model", "moe", "multi-modality"})
 # another accelerator than an NVIDIA GPU, or the CPU, a model runs on (an old or new NVIDIA GPU the title names is that
 # GPU's question: "cannot run X on a V100")
 PLATFORM_TOPICS = frozenset({"rocm", "cpu", "intel-gpu", "tpu"})
+# where a model the title says fails ran: another accelerator, or an NVIDIA GPU the title names ("X fails to start on
+# 2080 Ti", "X fails with FlashInfer on SM120": that model there)
+FAILS_ON_TOPICS = PLATFORM_TOPICS | {"nvidia-compat"}
 
 # what the title is about when it is not the model itself
 SUBJECT_TOPICS = frozenset({"tool-calling", "frontend", "structured-output", "speculative-decoding",
                             "pipeline-parallel"})
+# what else a title naming a mixture-of-experts model can be about: where it ran and how fast (the title's own words:
+# a GPU it names, "on 2 nodes", "with the CPU backend", "severe performance")
+MOE_ELSEWHERE_TOPICS = frozenset({"multi-node", "performance", "cpu", "tpu", "intel-gpu", "nvidia-compat"})
 
 # a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
 # id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit", "Llama 405B FP8": the report may still be about
@@ -119,6 +130,7 @@ _WRONG_IN_PROSE = MatchSet([WRONG_OUTPUT], re.IGNORECASE)
 _ACCURACY_IN_PROSE = MatchSet([ACCURACY], re.IGNORECASE | re.ASCII)
 _LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
 _START = re.compile(START_FAILURE, re.IGNORECASE | re.ASCII)
+_FAILS_AFTER_NAME = re.compile(FAILS_AFTER_NAME, re.IGNORECASE | re.ASCII)
 _ENGINE_FAULT = re.compile(ENGINE_FAULT, re.IGNORECASE | re.ASCII)
 _NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
 _TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
@@ -128,11 +140,11 @@ _MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
 _MODEL_KIND = re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII)
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
 _CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
-# a release ("v0.11.x", "0.10.2"), a GPU ("H20-3e", "A100-80G", "RTX-4090") or a library's version ("numpy2.0",
-# "torch-2.7") written like a model id
+# a release ("v0.11.x", "0.10.2", "vllm-0.7.4"), a GPU ("H20-3e", "A100-80G", "RTX-4090") or a library's version
+# ("numpy2.0", "torch-2.7") written like a model id
 _NOT_A_MODEL_NAME = re.compile(r"v?\d+(\.(\d+|x))+\w*|(rtx[-_ ]?)?(a|h|l|b|gb|mi)\d{2,3}\w*([-_]\w+)?|"
                                r"(rtx[-_ ]?)?[1-5]0[5-9]0(ti)?([-_]\w+)?|"
-                               r"(numpy|torch|pytorch|python|py|cuda|cu|rocm|triton|transformers|nccl|gcc|glibc|ubuntu)"
+                               r"(numpy|torch|pytorch|python|py|cuda|cu|rocm|triton|transformers|nccl|gcc|glibc|ubuntu|vllm)"
                                r"[-_ ]?v?\d[\w.]*", re.IGNORECASE | re.ASCII)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TITLE_WORD = re.compile(r"[^\W_]+")   # any script: "部署 X 报错" is more than X
@@ -181,14 +193,27 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
         return 1.0
     # (on an AMD GPU or the CPU backend too: "X fails to start on MI300X")
     # (a quantized checkpoint that fails to start is, as one that fails to load, the quantization's report)
-    if _START.search(title) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
-            and not _MODEL_ID_FORMAT.search(title) and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS:
+    # (that it fails to run on an NVIDIA GPU the title names is the GPU's question, "cannot run X on a V100", unless
+    # the title says the model itself fails there)
+    start = _START.search(title) is not None and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS
+    fails = _fails_after_name(title, names) and title_topics <= REQUEST_TOPICS | FAILS_ON_TOPICS
+    if (start or fails) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
+            and not _MODEL_ID_FORMAT.search(title):
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
     named = {w.lower() for n in names for w in _WORD.findall(n)}
     if words and all(w in named or w in _FILLER or w.isdigit() for w in words):
         return 1.0
     return 0.0
+
+
+def _fails_after_name(title: str, names: list[str]) -> bool:
+    """A failure word follows a model's name: "Qwen3-Embedding-8B failed", "Gemma-4 fails when forcing FlashInfer"."""
+    for name in names:
+        at = title.find(name)
+        if at >= 0 and _FAILS_AFTER_NAME.match(title, at + len(name)):
+            return True
+    return False
 
 
 def _asks_for_model(title: str, names: list[str]) -> bool:
@@ -200,9 +225,15 @@ def _asks_for_model(title: str, names: list[str]) -> bool:
     return first > request.start()
 
 
-def moe_is_the_subject(title: str, title_topics: set[str]) -> bool:
-    """The title names a mixture-of-experts model and is not about a feature the model only went through."""
-    return not title_topics & SUBJECT_TOPICS and names_moe_model(title)
+def moe_is_the_subject(title: str, title_topics: set[str],
+                       word_topics: set[str] | frozenset[str] = frozenset()) -> bool:
+    """The title names a mixture-of-experts model and is not about a feature the model only went through, nor (by
+    `word_topics`, what the title's words are about) where it ran (unless the checkpoint is quantized) or how fast,
+    nor a fault of the engine it met."""
+    # (a quantized MoE checkpoint runs the quantized expert kernels wherever it is deployed: "5090 cannot run X-NVFP4")
+    elsewhere = "quantization" not in title_topics and bool(word_topics & MOE_ELSEWHERE_TOPICS)
+    return not title_topics & SUBJECT_TOPICS and not elsewhere and not _ENGINE_FAULT.search(title[:MAX_TITLE]) \
+        and names_moe_model(title)
 
 
 def without_kv_cache_type(text: str) -> str:

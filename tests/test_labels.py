@@ -472,6 +472,10 @@ def test_titles_with_misspelt_or_differently_joined_keywords(title: str, want: s
     ("[Bug]: Llama-4-Maverick-17B-128E-Instruct crashes at load", {"moe"}, set()),
     ("[Bug]: MiniCPM-V_2_6 crashes with two images", {"multi-modality"}, set()),
     ("[Usage]: how to serve multiple models on one server", {"frontend"}, set()),
+    # what the server answers: reasoning effort asked for, fields that came back null, the usage counts
+    ("[Usage]: how do I set reasoning_effort to high for gpt-oss?", {"frontend"}, {"moe"}),
+    ("[Bug]: chat completion returns content=null with completion_tokens > 0", {"frontend"}, set()),
+    ("[Bug]: streaming returns tool_calls = None with finish_reason stop", {"tool-calling"}, {"frontend"}),
 ])
 def test_topic_definitions_in_titles(title: str, want: set[str], not_want: set[str]) -> None:
     body = "### 🐛 Describe the bug\n\nSee title.\n```\nvllm serve Qwen/Qwen3-30B-A3B\n```\n"
@@ -491,6 +495,11 @@ def test_flags_that_are_the_subject_carry_their_topic_alone() -> None:
     # a flag that only says what was run still needs other evidence
     r = bug("[Bug]: the server exits at start", "```\nvllm serve org/m --enable-lora\n```\nIt exits.")
     assert "lora" not in topic_labels(r, ())
+    # a title about a feature the deployment only went through is that feature's report
+    cmd = ("```\nvllm serve org/big-model --enable-expert-parallel --tool-call-parser hermes "
+           "--enable-auto-tool-choice\n```")
+    got = topic_labels(bug("[Bug]: tool calls stay in the content instead of tool_calls", cmd + "\nSometimes."), ())
+    assert "tool-calling" in got and "moe" not in got, got
 
 
 def test_a_cpu_run_is_the_cpu_topic() -> None:

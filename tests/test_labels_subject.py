@@ -142,7 +142,6 @@ def test_the_checkpoint_does_not_fit_the_implementation() -> None:
 
 @pytest.mark.parametrize(("title", "want"), [
     ("[Bug]: Qwen3-235B-A22B crashes during start-up on 8xH100", True),
-    ("[Bug]: gpt-oss-20b does not run on the CPU backend", True),
     ("[Bug]: ERNIE-4.5-21B-A3B-PT loading error", True),
     ("[Bug]: DeepSeek-V3", True),
     ("[Bug]: Mixtral-8x22B gives empty output", True),
@@ -153,7 +152,17 @@ def test_the_checkpoint_does_not_fit_the_implementation() -> None:
     # dense models
     ("[Bug]: vLLM serve Deepseek-R1-14B tensor parallelism failed", False),
     ("[Bug]: DeepSeek-R1-Distill-Qwen-32B crashes during start-up", False),
-    ("[Bug]: Deploy DeepSeek R1 671B on two nodes", True),
+    # where it ran, how fast, or a fault of the engine it met is the subject (a quantized checkpoint still runs the
+    # quantized expert kernels there)
+    ("[Bug]: gpt-oss-20b does not run on the CPU backend", False),
+    ("[Bug]: Deploy DeepSeek R1 671B on two nodes", False),
+    ("[Usage]: how to run Kimi-K2 on 2 H200 nodes?", False),
+    ("[Performance]: low throughput on 8x H100 with Qwen3-235B-A22B", False),
+    ("[Bug]: illegal memory access when running Qwen3-Next-80B-A3B", False),
+    ("[Bug]: EngineDeadError with GLM-4.6 under load", False),
+    ("[Bug]: RTX 5090 cannot start gpt-oss-120b: no kernel image", False),
+    ("[Bug]: RTX 5090 cannot run Qwen3-30B-A3B-NVFP4", True),
+    ("[Bug]: Qwen3-30B-A3B-FP8 fails on two nodes", True),
     ("[Bug]: Qwen3-32B crashes during start-up", False),
     ("[Bug]: Llama-3.1-8B crashes during start-up", False),
     # experts are counted after the size ("17B-16E"); "H20-3e" is a GPU
@@ -202,6 +211,22 @@ def test_a_performance_template_asking_about_memory_is_memory() -> None:
     assert "performance" in got
 
 
+@pytest.mark.parametrize(("title", "want"), [
+    # the model the title names fails, right after its name (also on a GPU the title names)
+    ("[Bug]: vllm==0.11.0 Qwen3-Embedding-4B failed", True),
+    ("[Bug]: Gemma-3-27B fails with the FlashInfer backend on RTX 5090", True),
+    ("[Bug]: Qwen2.5-VL-7B-Instruct 推理报错", True),
+    # a few words later it is what the reporter did with it; a release is not a model; a quantized checkpoint is the
+    # quantization's report; a GPU the model cannot run on is the GPU's
+    ("[Bug]: I run Llama-3.1-8B with my script and then get an error", False),
+    ("[Bug]: Jetson Orin with vllm-0.8.1 error", False),
+    ("[Bug]: Qwen3-8B-AWQ fails at start", False),
+    ("[Bug]: cannot run Mistral-7B on a V100", False),
+])
+def test_a_model_that_fails_right_after_its_name(title: str, want: bool) -> None:
+    assert ("new-model" in labels(title)) is want, labels(title)
+
+
 def test_subject_helpers() -> None:
     assert named_models("[Bug]: vllm producing gibberish with stabilityai/StableBeluga-7B")
     assert not named_models("[Bug]: AttributeError: Qwen2Tokenizer has no attribute lower")
@@ -210,6 +235,8 @@ def test_subject_helpers() -> None:
     assert model_is_the_subject("[Bug]: server hangs with Llama-3-8B", "") == 0.0
     assert moe_is_the_subject("[Bug]: Kimi-K2 crashes", set())
     assert not moe_is_the_subject("[Bug]: Kimi-K2 tool calls are broken", {"tool-calling"})
+    assert not moe_is_the_subject("[Bug]: Kimi-K2 crashes on two nodes", set(), {"multi-node"})
+    assert moe_is_the_subject("[Bug]: Kimi-K2 AWQ crashes on two nodes", {"quantization"}, {"multi-node"})
 
 
 def test_an_installation_template_quoting_a_request_error_is_about_the_request() -> None:
