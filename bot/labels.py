@@ -159,7 +159,9 @@ WORDS: tuple[Word, ...] = (
                          r"\bwindows (\d+|native|support|wheels?|build)\b|"
                          # building vLLM's image is installing it
                          r"\bdockerfile\w*|\bdocker build\b|\bbuild(ing)? (the |a |an )?(\w+ )?(docker )?image\b",
-         1.0, 0.3),
+         1.0, 0.3,
+         # "installed successfully, but inference fails": the installation is what went right
+         unless_title=r"\binstall\w* (\w+ )?successfully\b|\bsuccessfully install\w*"),
     # an AMD CPU ("AMD Ryzen", "AMD 7940HS") is not ROCm
     Word("rocm", r"\brocm\b|\bamd\b(?!\s+(ryzen|epyc|threadripper|athlon|\d{4}\w{0,2}\b|cpus?\b))|"
                  r"\bmi\d{3}[a-z]{0,2}\b|\bgfx\d{3,4}\w?\b|\bradeon\b|(?-i:\bHIP\b)"),
@@ -171,7 +173,8 @@ WORDS: tuple[Word, ...] = (
          1.0, 0.3),
     Word("cpu", r"\bcpu\b(?![-_ ]?(offload\w*|usage|utili[sz]ation|memory|threads?|cores?|bound|overhead|ram|swap))",
          0.5, 0.3),
-    Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b"),
+    # (and vLLM's CPU images and wheels by name: "vllm-cpu-release-repo", "vllm_cpu")
+    Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b|\bvllm[-_]cpu\b"),
     Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
                 r"\bs390x\b"),
     Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b|"

@@ -110,15 +110,18 @@ MOE_ELSEWHERE_TOPICS = frozenset({"multi-node", "performance", "cpu", "tpu", "in
 # a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
 # id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit", "Llama 405B FP8": the report may still be about
 # that checkpoint)
-QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?)"
-KV_CACHE_TYPE = r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b"
+QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?|autoround|hqq|exl2)"
+# (also as the flag sets it: "kv-cache-dtype fp8")
+KV_CACHE_TYPE = (r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b|"
+                 r"\bkv[-_ ]?cache[-_ ]dtype\W{0,3}(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?\b")
 MODEL_ID_FORMAT = r"((?<=[a-z0-9.][-_])|(?<=\d[bm] ))" + QUANT_FORMAT + r"(?![a-z0-9])"
 # a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
 MODEL_KIND = (r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b|"
               # or a vision-language model by its id ("Qwen3-VL-30B-A3B", "InternVL3-8B", "llava-1.5-7b")
               r"\b[a-z][a-z0-9.]{0,20}([-_]vl|\dvl|internvl|llava)([-_.][a-z0-9.]{1,20}){0,6}\b|\binternvl\w*|\bllava\w*")
-# what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter)
-QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora"})
+# what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter, running
+# out of memory)
+QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora", "memory"})
 
 _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
 _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)

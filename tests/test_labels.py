@@ -476,6 +476,12 @@ def test_titles_with_misspelt_or_differently_joined_keywords(title: str, want: s
     ("[Usage]: how do I set reasoning_effort to high for gpt-oss?", {"frontend"}, {"moe"}),
     ("[Bug]: chat completion returns content=null with completion_tokens > 0", {"frontend"}, set()),
     ("[Bug]: streaming returns tool_calls = None with finish_reason stop", {"tool-calling"}, {"frontend"}),
+    # the KV cache's type as the flag sets it, a quantized model id in a memory title, vLLM's CPU image by name, an
+    # installation that went right
+    ("[Bug]: 2 x Arc B60 + gemma-3-12b: kv-cache-dtype fp8 problem", {"kv-cache"}, {"quantization"}),
+    ("[Bug]: CUDA out of memory with Qwen2.5-VL-32B-GPTQ-Int4 and two images", {"memory"}, {"quantization"}),
+    ("[Installation]: docker run vllm-cpu-release-repo:v0.11.0 fails on arm64", {"cpu"}, set()),
+    ("[Bug]: installed vLLM successfully on a MI250 but inference hangs", {"rocm"}, {"installation"}),
 ])
 def test_topic_definitions_in_titles(title: str, want: set[str], not_want: set[str]) -> None:
     body = "### 🐛 Describe the bug\n\nSee title.\n```\nvllm serve Qwen/Qwen3-30B-A3B\n```\n"
