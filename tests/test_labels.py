@@ -482,6 +482,9 @@ def test_titles_with_misspelt_or_differently_joined_keywords(title: str, want: s
     ("[Bug]: CUDA out of memory with Qwen2.5-VL-32B-GPTQ-Int4 and two images", {"memory"}, {"quantization"}),
     ("[Installation]: docker run vllm-cpu-release-repo:v0.11.0 fails on arm64", {"cpu"}, set()),
     ("[Bug]: installed vLLM successfully on a MI250 but inference hangs", {"rocm"}, {"installation"}),
+    # an image built for a platform is an installation; the official pre-built one is only what ran
+    ("[Feature]: a freshly built docker image for aarch64 hosts", {"installation"}, set()),
+    ("[Bug]: the official pre-built image prints a warning at start", set(), {"installation"}),
 ])
 def test_topic_definitions_in_titles(title: str, want: set[str], not_want: set[str]) -> None:
     body = "### 🐛 Describe the bug\n\nSee title.\n```\nvllm serve Qwen/Qwen3-30B-A3B\n```\n"
