@@ -158,8 +158,8 @@ WORDS: tuple[Word, ...] = (
                          r"\b(on|native|natively|for) windows\b|\b(build|compil)\w* (the )?vllm\b|"
                          r"\bwindows (\d+|native|support|wheels?|build)\b|"
                          # building vLLM's image is installing it
-                         r"\bdockerfile\w*|\bdocker build\b|\b(build(ing)?|(?<!pre-)(?<!pre)built) (the |a |an )?(\w+ )?(docker )?"
-                         r"image\b",
+                         r"\bdockerfile\w*|\bdocker build\b|"
+                         r"\b(build(ing)?|(?<!pre-)(?<!pre)built) (the |a |an )?(\w+ )?(docker )?image\b",
          1.0, 0.3,
          # "installed successfully, but inference fails": the installation is what went right
          unless_title=r"\binstall\w* (\w+ )?successfully\b|\bsuccessfully install\w*"),
