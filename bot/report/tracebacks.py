@@ -345,8 +345,15 @@ class _Extractor:
             self.error_lines.append(text)
 
     def run(self) -> None:
+        feed, idle, open_ = self.feed, self._idle, self.open
         for i, entry in enumerate(self.log):
-            self.feed(i, entry)
+            text = entry.text
+            if (open_ or "File " in text or "Traceback" in text or "```" in text or "~~~" in text
+                    or "Engine" in text or "WorkerProc" in text):
+                feed(i, entry)
+            else:
+                # no traceback is open and this line opens none, moves no fence and is no anchor: what feed does
+                idle(i, entry, (text[:_MAX_LINE] if len(text) > _MAX_LINE else text).strip())
         for key in list(self.open):
             self._finish(key)
 

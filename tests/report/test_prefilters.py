@@ -265,3 +265,31 @@ def test_collect_env_lines_without_colon_equals_or_bracket_hold_no_field(text):
     line = text.replace(":", " ").replace("=", " ").replace("[", " ")
     assert label_of(line) is None and not is_banner(line)
     assert not _PIP_RE.match(line) and not _ENV_VAR_RE.match(line.strip())
+
+
+TB_LINES = ["Traceback (most recent call last):", '  File "/x/vllm/engine/a.py", line 3, in f', "    f(x)",
+            "ValueError: bad value", "RuntimeError:", "  the message below", "```", "~~~", "",
+            "EngineCore failed to start.", "During handling of the above exception, another exception occurred:",
+            "ERROR: something", "prose with a colon: here", "RayTaskError(ValueError): x", "E   KeyError: 'a'",
+            "  | ValueError: in a group", "Exception Group Traceback (most recent call last):", "x" * 4010 + "File ",
+            "torch.OutOfMemoryError: CUDA out of memory", "Segmentation fault (core dumped)",
+            "WorkerProc hit an exception"]
+TB_PREFIXES = ["", "(EngineCore_DP0 pid=7) ERROR 05-14 11:49:08 [core.py:648] ",
+               "(APIServer pid=1) INFO 05-14 11:49:08 [api.py:1] ", "(Worker pid=2) ", "> "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TB_PREFIXES), st.sampled_from(TB_LINES)).map("".join), max_size=30))
+def test_traceback_reader_skipping_idle_lines_like_feeding_every_line(lines):
+    from bot.report.logs import clean_log
+    from bot.report.tracebacks import _Extractor
+
+    log = clean_log("\n".join(lines))
+    fast, every = _Extractor(log), _Extractor(log)
+    fast.run()
+    for i, entry in enumerate(log):
+        every.feed(i, entry)
+    for key in list(every.open):
+        every._finish(key)
+    assert (fast.tracebacks, fast.found, fast.error_lines, fast.anchor, fast.in_fence, fast.cut_frames) == (
+        every.tracebacks, every.found, every.error_lines, every.anchor, every.in_fence, every.cut_frames)
