@@ -33,6 +33,7 @@ _new = tuple.__new__
 
 # \x1b[...m and friends; the caret-stripped remains "[0;36m" only with the SGR terminator "m".
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b[()][0-9A-B]|\x1b|\^\[\[[0-9;]{0,32}m|\[\d{1,3}(?:;\d{1,3}){0,8}m")
+_BRACKET_DIGIT = re.compile(r"\[\d")
 _PROC = re.compile(
     r"\((?P<name>[A-Za-z_][\w .=:/-]{0,80}?)? ?pid=(?P<pid>\d{1,10})"
     r"(?:, ip=[0-9A-Fa-f.:]{1,64})?(?:, node=\w{1,64})?\)[ \t]?"
@@ -80,8 +81,9 @@ def _compose_names(raw_lines: list[str]) -> frozenset[str]:
     )
 
 
-def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogLine:
-    if "\x1b" in line or "[" in line:
+def _clean_one(line: str, compose: frozenset[str], groups: bool = False, ansi: bool = True) -> LogLine:
+    """`ansi`: whether the text the line comes from may hold an ANSI code (False: none was found in it)."""
+    if ansi and ("\x1b" in line or "[" in line):
         line = _ANSI.sub("", line) if ("\x1b" in line or "m" in line) else line
     body = line.lstrip(" \t")
     c = body[:1]
@@ -98,15 +100,19 @@ def _clean_one(line: str, compose: frozenset[str], groups: bool = False) -> LogL
     m = _TAGGED.match(body) if c == "(" else None
     if m:
         name, pid, level, where = m.group("name", "pid", "level", "where")
-        tags.append(((name or "").strip(), int(pid)))
+        name = (name or "").strip()
         if level == "WARN":
             level = "WARNING"
         body = body[m.end():]
-        stripped_any = True
-        done = 2
         c = body[:1]
         if not (c in ("(", "[", ">") or c.isdigit() or body.startswith(LEVELS) or (groups and c in " \t|+")):
-            done = _MAX_STRIPS   # what follows starts no other prefix (the usual message)
+            # what follows starts no other prefix (the usual message): the line is read
+            if body.endswith("cluster]"):
+                body = _REPEATED.sub("", body)
+            return _new(LogLine, (body.rstrip(), name or None, level, int(pid), where, (name,)))
+        tags.append((name, int(pid)))
+        stripped_any = True
+        done = 2
     for _ in range(_MAX_STRIPS - done):
         m = _PROC.match(body) if body[:1] == "(" else None
         if m:
@@ -183,4 +189,7 @@ def clean_log(body: str) -> tuple[LogLine, ...]:
     compose = _compose_names(raw_lines) if "|" in body else frozenset()
     # splitlines() already breaks on "\r", so "\r\n"-joined logger continuations come out clean.
     groups = "Exception Group Traceback" in body
-    return tuple([_clean_one(raw, compose, groups) for raw in raw_lines])
+    # what every _ANSI match holds (an escape, a caret form, a bracket before a digit), tested on the whole body:
+    # without one no line needs the substitution
+    ansi = "\x1b" in body or "^[[" in body or _BRACKET_DIGIT.search(body) is not None
+    return tuple([_clean_one(raw, compose, groups, ansi) for raw in raw_lines])

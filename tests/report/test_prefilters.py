@@ -293,3 +293,14 @@ def test_traceback_reader_skipping_idle_lines_like_feeding_every_line(lines):
         every._finish(key)
     assert (fast.tracebacks, fast.found, fast.error_lines, fast.anchor, fast.in_fence, fast.cut_frames) == (
         every.tracebacks, every.found, every.error_lines, every.anchor, every.in_fence, every.cut_frames)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LOG_LINES | st.sampled_from(["\x1b[0;36m", "^[[31m", "[1;2m", "m", "\r", "\x1b", "\x0b"]), max_size=8)
+       .map("\n".join))
+def test_log_without_an_ansi_code_cleaned_like_with_the_substitution(body):
+    from bot.report import logs
+
+    groups = "Exception Group Traceback" in body
+    every = tuple(logs._clean_one(raw, frozenset(), groups, True) for raw in body.splitlines())
+    assert logs.clean_log(body) == every
