@@ -15,8 +15,8 @@ subject, and so `new-model` (vLLM's label for model support):
 A mixture-of-experts model the title names is the `moe` topic, unless the title is about a feature the model only
 went through (a tool-call parser, the OpenAI server, structured output, speculative decoding, pipeline
 parallelism), the deployment or machine it ran on (several nodes, the CPU, a TPU or Intel GPU, an old or new NVIDIA
-GPU), its speed, or a fault of the engine it met (an illegal memory access, a dead engine): those reports are about
-that.
+GPU), its speed, a fault of the engine it met (an illegal memory access, a dead engine), or that model failing to
+load or start itself: those reports are about that.
 
 Pure and bounded: the title and the prose the caller passes are searched once by patterns without nested
 quantifiers.
@@ -106,6 +106,7 @@ SUBJECT_TOPICS = frozenset({"tool-calling", "frontend", "structured-output", "sp
 # what else a title naming a mixture-of-experts model can be about: where it ran and how fast (the title's own words:
 # a GPU it names, "on 2 nodes", "with the CPU backend", "severe performance")
 MOE_ELSEWHERE_TOPICS = frozenset({"multi-node", "performance", "cpu", "tpu", "intel-gpu", "nvidia-compat"})
+# (and a model that fails to load or start itself is that model's report: model_fails_itself)
 
 # a quantization format that only qualifies something else: the KV cache's data type ("FP8 KV cache"), or a model's
 # id ("Qwen3-30B-A3B-FP8", "Mistral-7B-Instruct-AWQ", "x-bnb-4bit", "Llama 405B FP8": the report may still be about
@@ -190,24 +191,35 @@ def model_is_the_subject(title: str, prose: str, title_topics: set[str] | frozen
     # (lower accuracy with FP8 or a LoRA is that feature's report)
     if (_ACCURACY.search(title) or _ACCURACY_IN_PROSE.matching(prose)) and title_topics <= REQUEST_TOPICS:
         return 1.0
-    # (a quantized checkpoint that fails to load is the quantization's report)
-    if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \
-            or _TOKENIZER.search(title):
-        return 1.0
-    # (on an AMD GPU or the CPU backend too: "X fails to start on MI300X")
-    # (a quantized checkpoint that fails to start is, as one that fails to load, the quantization's report)
-    # (that it fails to run on an NVIDIA GPU the title names is the GPU's question, "cannot run X on a V100", unless
-    # the title says the model itself fails there)
-    start = _START.search(title) is not None and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS
-    fails = _fails_after_name(title, names) and title_topics <= REQUEST_TOPICS | FAILS_ON_TOPICS
-    if (start or fails) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
-            and not _MODEL_ID_FORMAT.search(title):
+    if _fails_itself(title, names, title_topics):
         return 1.0
     words = [w.lower() for w in _TITLE_WORD.findall(_CLASS_NAME.sub(" ", title))]
     named = {w.lower() for n in names for w in _WORD.findall(n)}
     if words and all(w in named or w in _FILLER or w.isdigit() for w in words):
         return 1.0
     return 0.0
+
+
+def model_fails_itself(title: str, title_topics: set[str] | frozenset[str] = frozenset()) -> bool:
+    """The title says the model it names fails to load, start or run, or fails right after its name."""
+    title = title[:MAX_TITLE]
+    names = named_models(title)
+    return bool(names) and _fails_itself(title, names, title_topics)
+
+
+def _fails_itself(title: str, names: list[str], title_topics: set[str] | frozenset[str]) -> bool:
+    # (a quantized checkpoint that fails to load is the quantization's report)
+    if (_LOAD.search(title) and not _NOT_MODEL.search(title) and title_topics <= REQUEST_TOPICS) \
+            or _TOKENIZER.search(title):
+        return True
+    # (on an AMD GPU or the CPU backend too: "X fails to start on MI300X")
+    # (a quantized checkpoint that fails to start is, as one that fails to load, the quantization's report)
+    # (that it fails to run on an NVIDIA GPU the title names is the GPU's question, "cannot run X on a V100", unless
+    # the title says the model itself fails there)
+    start = _START.search(title) is not None and title_topics <= REQUEST_TOPICS | PLATFORM_TOPICS
+    fails = _fails_after_name(title, names) and title_topics <= REQUEST_TOPICS | FAILS_ON_TOPICS
+    return (start or fails) and not _NOT_MODEL.search(title) and not _ENGINE_FAULT.search(title) \
+        and not _MODEL_ID_FORMAT.search(title)
 
 
 def _fails_after_name(title: str, names: list[str]) -> bool:
@@ -234,7 +246,8 @@ def moe_is_the_subject(title: str, title_topics: set[str],
     `word_topics`, what the title's words are about) where it ran (unless the checkpoint is quantized) or how fast,
     nor a fault of the engine it met."""
     # (a quantized MoE checkpoint runs the quantized expert kernels wherever it is deployed: "5090 cannot run X-NVFP4")
-    elsewhere = "quantization" not in title_topics and bool(word_topics & MOE_ELSEWHERE_TOPICS)
+    elsewhere = "quantization" not in title_topics and (bool(word_topics & MOE_ELSEWHERE_TOPICS)
+                                                        or model_fails_itself(title, title_topics))
     return not title_topics & SUBJECT_TOPICS and not elsewhere and not _ENGINE_FAULT.search(title[:MAX_TITLE]) \
         and names_moe_model(title)
 
