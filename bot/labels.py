@@ -620,6 +620,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
     if _BLACKWELL_FAILS.search(title) and not _OUT_OF_MEMORY.search(f"{title}\n{report.body[:200_000]}"):
         s.add("nvidia-compat", "title", THRESHOLD)
     title_topics = word_topics = _title_topics(s)
+    _platform_yields_to_title(s, title_topics)
     for topic in model_only - title_topics:
         subject = (quantized_model_is_the_subject(title_topics) if topic == "quantization"
                    else model_kind_is_the_subject(title_topics))
@@ -735,6 +736,22 @@ _RAY_IN_USE = re.compile(r"\bray\b(?![-_ ]?tracing)|\bRay\w*(Worker|Executor|Act
 
 def _title_topics(s: _Scores) -> set[str]:
     return {t for t, sources in s.by_topic.items() if sources.get("title", 0.0) >= THRESHOLD}
+
+
+# the platforms the environment can show
+_PLATFORM_TOPICS = frozenset(topic for topic, _ in PLATFORMS.values())
+
+
+def _platform_yields_to_title(s: _Scores, title_topics: set[str]) -> None:
+    """The title says the report is about another platform than the environment shows ("in cpu mode" with TPU
+    libraries installed): the title's platform is where it ran."""
+    named = title_topics & _PLATFORM_TOPICS
+    if not named:
+        return
+    for topic in _PLATFORM_TOPICS - named:
+        sources = s.by_topic.get(topic, {})
+        if "platform" in sources and "title" not in sources:
+            del sources["platform"]
 
 
 def _kind_yields_to_title(s: _Scores) -> None:

@@ -522,6 +522,15 @@ def test_a_cpu_run_is_the_cpu_topic() -> None:
     assert "cpu" in topic_labels(mac, ())
 
 
+def test_the_platform_the_title_names_is_where_it_ran() -> None:
+    log = ("```\nINFO 03-02 10:00:00 [__init__.py:239] Automatically detected platform tpu.\n"
+           "ValueError: bfloat16 is not supported by this library\n```")
+    tpu = topic_labels(parse("[Bug]: the server does not start", log), ())
+    assert "tpu" in tpu
+    cpu = topic_labels(parse("[Bug]: vllm forces bfloat16 in cpu mode", log), ())
+    assert "cpu" in cpu and "tpu" not in cpu, cpu
+
+
 def site(file: str, qualname: str, message: str = "boom", **kw) -> RaiseSite:
     return RaiseSite(id=file + qualname, file=file, line=10, end_line=10, qualname=qualname, kind="raise",
                      type="ValueError", message=message, release="0.17.0", at_release=True, reporter_release="0.17.0",
