@@ -166,16 +166,14 @@ class DuplicateIndex:
         idfs = {t: idf(dfs.get(t, 1), n) for t in doc.vector}
         norm = self_score(doc.vector, idfs)
 
-        partial = self._term_candidates(doc, dfs, idfs, before)
+        best = self._term_candidates(doc, dfs, idfs, exclude, before)
         by_key = self.store.numbers_by_key(doc.keys, before=before) if before is not None \
             else self.store.numbers_by_key(doc.keys)
         keyed: set[int] = set()
         for numbers in by_key.values():
             keyed.update(numbers[:MAX_KEY_CANDIDATES])
         if exclude is not None:
-            partial.pop(exclude, None)
             keyed.discard(exclude)
-        best = sorted(partial, key=partial.__getitem__, reverse=True)[:RESCORE]   # heapq.nlargest's order, faster
         numbers = set(best) | set(sorted(keyed, reverse=True)[:MAX_KEY_CANDIDATES])
         stored = self.store.get_many(numbers)
 
@@ -200,20 +198,23 @@ class DuplicateIndex:
         dfs = self.store.df(sorted(missing))
         return {**idfs, **{t: idf(dfs.get(t, 1), n) for t in missing}}
 
-    def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float],
-                         before: tuple[str, int] | None = None) -> dict[int, float]:
+    def _term_candidates(self, doc: IssueDoc, dfs: dict[str, int], idfs: dict[str, float], exclude: int | None,
+                         before: tuple[str, int] | None = None) -> list[int]:
+        """Stage 1: the RESCORE issues whose postings of the query's rarest terms weigh most, best first."""
         present = sorted((t for t in doc.vector if t in dfs), key=lambda t: (dfs[t], t))
         chosen = budgeted_terms(present, dfs)
         qw = {t: idfs[t] * doc.vector[t] for t in chosen}
-        accumulate = getattr(self.store, "accumulate", None)
-        if accumulate is not None:
-            return accumulate(qw, before) if before is not None else accumulate(qw)
+        best = getattr(self.store, "best", None)
+        if best is not None:
+            return best(qw, RESCORE, exclude, before) if before is not None else best(qw, RESCORE, exclude)
         acc: dict[int, float] = {}
         get = acc.get
         for term, number, w in (self.store.postings(chosen, before) if before is not None
                                 else self.store.postings(chosen)):
             acc[number] = get(number, 0.0) + qw[term] * w
-        return acc
+        if exclude is not None:
+            acc.pop(exclude, None)
+        return sorted(acc, key=acc.__getitem__, reverse=True)[:RESCORE]   # heapq.nlargest's order, faster
 
     def _finish(self, doc: IssueDoc, idfs: dict[str, float], results: list[tuple[float, Match, StoredIssue]],
                 exclude: int | None, limit: int, near_misses: bool, related: bool = False) -> list[Scored]:

@@ -83,47 +83,51 @@ def _decode(ws: array) -> list[float]:
 
 
 class _Postings:
-    """One term's postings: issue numbers and their weights, in the order they were put."""
+    """One term's postings: the store's document ids of its issues and their weights, in the order they were put."""
 
-    __slots__ = ("numbers", "weights")
+    __slots__ = ("docs", "weights")
 
     def __init__(self) -> None:
-        self.numbers = array("i")
+        self.docs = array("i")
         self.weights = array("H")
 
-    def add(self, number: int, w: float) -> None:
+    def add(self, doc: int, w: float) -> None:
         if self.weights.typecode == "H":
             k = round(w * _SCALE) if isinstance(w, float | int) and 0 <= w < 6.5 else -1
             if k >= 0 and _DECODE[k] == w:
-                self.numbers.append(number)
+                self.docs.append(doc)
                 self.weights.append(k)
                 return
             self.weights = array("d", _decode(self.weights))
-        self.numbers.append(number)
+        self.docs.append(doc)
         self.weights.append(w)
 
-    def remove(self, number: int) -> None:
-        i = self.numbers.index(number)
-        del self.numbers[i]
+    def remove(self, doc: int) -> None:
+        i = self.docs.index(doc)
+        del self.docs[i]
         del self.weights[i]
 
     def items(self) -> Iterator[tuple[int, float]]:
         if self.weights.typecode == "H":
-            return zip(self.numbers, map(_DECODE.__getitem__, self.weights), strict=True)
-        return zip(self.numbers, self.weights, strict=True)
+            return zip(self.docs, map(_DECODE.__getitem__, self.weights), strict=True)
+        return zip(self.docs, self.weights, strict=True)
 
 
 class MemoryIndexStore:
     """Everything in memory, compactly: the default for replay and tests.
 
     Terms and keys are interned to ints once; an issue keeps its term ids, weights, key ids and meta packed in
-    bytes (decoded by get_many), and each term's postings are two parallel arrays. Weights are stored as uint16
-    multiples of 1e-4 when that is exact (document weights are rounded to 4 decimals), else as float64, so every
-    read returns the floats that were put and every sum is the same. About 1 KB per issue instead of 9 KB."""
+    bytes (decoded by get_many), and each term's postings are two parallel arrays: document ids (an issue's
+    place in the order of first puts: dense, so `best` sums them in compiled code) and weights. Weights are stored
+    as uint16 multiples of 1e-4 when that is exact (document weights are rounded to 4 decimals), else as float64,
+    so every read returns the floats that were put and every sum is the same. About 1 KB per issue instead of
+    9 KB."""
 
     def __init__(self) -> None:
         # number -> (title, state, url, created_at, duplicate_of, term ids, weights, meta, key ids)
         self._issues: dict[int, tuple[Any, ...]] = {}
+        self._doc_ids: dict[int, int] = {}          # number -> document id, kept through edits
+        self._numbers = array("i")                  # document id -> number
         self._term_ids: dict[str, int] = {}
         self._terms: list[str] = []
         self._postings: list[_Postings] = []
@@ -158,6 +162,10 @@ class MemoryIndexStore:
             self._newest = (issue.created_at, number)
         if number in self._issues:
             self._unindex(number)
+        doc = self._doc_ids.get(number)
+        if doc is None:
+            doc = self._doc_ids[number] = len(self._numbers)
+            self._numbers.append(number)
         tids = array("I", [self._term_id(t) for t in issue.vector])
         weights = _encode(issue.vector.values())
         kids = array("I", [self._key_id(k) for k in issue.keys])
@@ -165,14 +173,14 @@ class MemoryIndexStore:
         if weights.typecode == "H":
             for tid, k in zip(tids, weights, strict=True):
                 plist = postings[tid]
-                plist.numbers.append(number)
+                plist.docs.append(doc)
                 if plist.weights.typecode == "H":
                     plist.weights.append(k)
                 else:
                     plist.weights.append(_DECODE[k])
         else:
             for tid, w in zip(tids, issue.vector.values(), strict=True):
-                postings[tid].add(number, w)
+                postings[tid].add(doc, w)
         for kid in kids:
             self._keys[kid].append(number)
         try:
@@ -187,8 +195,9 @@ class MemoryIndexStore:
         tids, kids = array("I"), array("I")
         tids.frombytes(record[5])
         kids.frombytes(record[8])
+        doc = self._doc_ids[number]
         for tid in tids:
-            self._postings[tid].remove(number)
+            self._postings[tid].remove(doc)
         for kid in kids:
             numbers = self._keys[kid]
             del numbers[numbers.index(number)]
@@ -232,7 +241,7 @@ class MemoryIndexStore:
         term_ids, postings = self._term_ids, self._postings
         for t in terms:
             tid = term_ids.get(t)
-            if tid is not None and (df := len(postings[tid].numbers)):
+            if tid is not None and (df := len(postings[tid].docs)):
                 out[t] = df
         return out
 
@@ -245,29 +254,33 @@ class MemoryIndexStore:
 
     def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
         before = self._filter(before)
+        numbers = self._numbers
         for t in terms:
             plist = self._live(t)
             if plist is None:
                 continue
-            for number, w in plist.items():
+            for doc, w in plist.items():
+                number = numbers[doc]
                 if before is None or self._earlier(number, before):
                     yield t, number, w
 
-    def accumulate(self, weights: dict[str, float], before: Before = None) -> dict[int, float]:
-        """Σ weight(term) · w(term, issue) per issue over the terms' postings, in the order `postings` yields
-        them (the same sums, without a tuple per posting)."""
+    def best(self, weights: dict[str, float], limit: int, exclude: int | None = None,
+             before: Before = None) -> list[int]:
+        """The `limit` issues (not `exclude`, created before `before`) with the largest Σ weight(term) · w(term,
+        issue) over the terms' postings, best first, ties in the order `postings` first yields them: what sorting
+        the sums that a loop over `postings` adds gives, summed in compiled code (bot/dupes/postings_sums.py)."""
+        from bot.dupes.postings_sums import best_sums
+
         before = self._filter(before)
-        acc: dict[int, float] = {}
-        get = acc.get
-        for t, q in weights.items():
-            plist = self._live(t)
-            if plist is None:
-                continue
-            for number, w in plist.items():
-                acc[number] = get(number, 0.0) + q * w
+        postings = [(plist.docs, plist.weights, q) for t, q in weights.items()
+                    if (plist := self._live(t)) is not None and plist.docs]
+        numbers = self._numbers
+        left_out: set[int] = set()
+        if exclude is not None and exclude in self._doc_ids:
+            left_out.add(self._doc_ids[exclude])
         if before is not None:
-            acc = {n: v for n, v in acc.items() if self._earlier(n, before)}
-        return acc
+            left_out.update(d for docs, _, _ in postings for d in docs if not self._earlier(numbers[d], before))
+        return [numbers[d] for d in best_sums(postings, len(numbers), limit, left_out)]
 
     def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
                        before: Before = None) -> dict[str, list[int]]:

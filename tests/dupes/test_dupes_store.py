@@ -2,9 +2,12 @@
 
 import pytest
 from dupes_reports import ENV_DUMP, finding, report
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.dupes import MemoryIndexStore, StoredIssue
 from bot.dupes.document import build_doc, doc_meta
+from bot.dupes.store import _DECODE
 from bot.stores.dupes.sqlite import SqliteIndexStore
 
 
@@ -96,8 +99,43 @@ def test_memory_and_sqlite_reads_agree(tmp_path, before):
     assert mem.numbers_by_key(keys, before=before) == sql.numbers_by_key(keys, before=before)
     assert mem.get_many(range(10)) == sql.get_many(range(10))
     weights = {t: 0.5 for t in terms[:20]}
-    expected: dict[int, float] = {}
-    for t, n, w in mem.postings(list(weights), before):
-        expected[n] = expected.get(n, 0.0) + weights[t] * w
-    assert mem.accumulate(weights, before) == expected
+    assert mem.best(weights, 5, 3, before) == summed_best(mem, weights, 5, 3, before)
     sql.close()
+
+
+def summed_best(store: MemoryIndexStore, weights: dict[str, float], limit: int, exclude: int | None,
+                before: tuple[str, int] | None) -> list[int]:
+    """What MemoryIndexStore.best computes in compiled code, as a plain loop over the postings."""
+    acc: dict[int, float] = {}
+    for t, n, w in store.postings(list(weights), before):
+        acc[n] = acc.get(n, 0.0) + weights[t] * w
+    acc.pop(exclude, None)  # type: ignore[arg-type]
+    return sorted(acc, key=acc.__getitem__, reverse=True)[:limit]
+
+
+TERMS = [f"t{k}" for k in range(8)]
+# weights on a coarse grid, so that many sums tie; a few arbitrary floats (stored as float64)
+WEIGHT = st.one_of(st.sampled_from([0.25, 0.5, 1.0, 1.5, 0.1234]), st.floats(0.0001, 6.0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(issues=st.lists(st.tuples(st.integers(1, 30), st.dictionaries(st.sampled_from(TERMS), WEIGHT, min_size=1)),
+                       min_size=1, max_size=40),
+       query=st.dictionaries(st.sampled_from(TERMS), st.sampled_from([0.5, 1.0, 2.0, 0.3]), min_size=1),
+       limit=st.integers(1, 8), exclude=st.one_of(st.none(), st.integers(1, 30)),
+       cut=st.one_of(st.none(), st.integers(1, 30)))
+def test_best_is_the_sorted_sums_of_the_postings_loop(issues, query, limit, exclude, cut):
+    """Same numbers, same order (ties in the order the postings first name them), through edits, `exclude` and
+    `before`: the compiled sums add the same floats in the same order."""
+    store = MemoryIndexStore()
+    for number, vector in issues:                     # a number put again is an edit
+        store.put(StoredIssue(number, created_at=f"2025-01-{number:02d}", vector=vector))
+    before = None if cut is None else (f"2025-01-{cut:02d}", cut)
+    assert store.best(query, limit, exclude, before) == summed_best(store, query, limit, exclude, before)
+    assert store.best({}, limit) == []
+
+
+def test_the_compiled_weight_table_is_the_store_s():
+    from bot.dupes.postings_sums import DECODE
+
+    assert DECODE.tolist() == _DECODE
