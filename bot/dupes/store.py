@@ -113,6 +113,19 @@ class _Postings:
         return zip(self.docs, self.weights, strict=True)
 
 
+def _summed_best(postings: list[tuple[array, array, float]], size: int, limit: int,
+                 left_out: set[int] | None = None) -> list[int]:
+    """postings_sums.best_sums as a plain loop."""
+    acc: dict[int, float] = {}
+    get = acc.get
+    for docs, weights, q in postings:
+        for doc, w in zip(docs, _decode(weights), strict=True):
+            acc[doc] = get(doc, 0.0) + q * w
+    for doc in left_out or ():
+        acc.pop(doc, None)
+    return sorted(acc, key=acc.__getitem__, reverse=True)[:limit]
+
+
 class MemoryIndexStore:
     """Everything in memory, compactly: the default for replay and tests.
 
@@ -269,8 +282,10 @@ class MemoryIndexStore:
         """The `limit` issues (not `exclude`, created before `before`) with the largest Σ weight(term) · w(term,
         issue) over the terms' postings, best first, ties in the order `postings` first yields them: what sorting
         the sums that a loop over `postings` adds gives, summed in compiled code (bot/dupes/postings_sums.py)."""
-        from bot.dupes.postings_sums import best_sums
-
+        try:
+            from bot.dupes.postings_sums import best_sums
+        except ImportError:   # an environment installed before NumPy was a dependency: the plain loop, same result
+            best_sums = _summed_best
         before = self._filter(before)
         postings = [(plist.docs, plist.weights, q) for t, q in weights.items()
                     if (plist := self._live(t)) is not None and plist.docs]
