@@ -141,7 +141,7 @@ WORDS: tuple[Word, ...] = (
     # is the subject unless the title is about a feature the model went through: bot/subject.py)
     Word("moe", MOE_MODELS, 0.0, 0.3),
     Word("memory", r"\bout of memory\b|\boom\b|\bcuda oom\b|\bno available memory\b|\bnot enough memory\b|"
-                   r"\b(gpu |vram |ram )?memory (leak|usage|footprint|consumption|requirements?)\b|"
+                   r"\b(gpu |vram |ram )?memory (leak|usage|footprint|consumption|requirements?|allocation)\b|"
                    r"\bgpu[-_ ]memory[-_ ]utili[sz]ation\b|\b(gpu|vram|memory) consumption\b|"
                    r"\b(much|more|less|high|higher|reduce|lower|limit|save|saving)( the)? (gpu |cpu )?"
                    r"(memory|vram|ram)\b|"

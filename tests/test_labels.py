@@ -486,6 +486,7 @@ def test_titles_with_misspelt_or_differently_joined_keywords(title: str, want: s
     # an image built for a platform is an installation; the official pre-built one is only what ran
     ("[Feature]: a freshly built docker image for aarch64 hosts", {"installation"}, set()),
     ("[Bug]: the official pre-built image prints a warning at start", set(), {"installation"}),
+    ("[Usage]: a question about GPU memory allocation with max-num-seqs", {"memory"}, set()),
 ])
 def test_topic_definitions_in_titles(title: str, want: set[str], not_want: set[str]) -> None:
     body = "### 🐛 Describe the bug\n\nSee title.\n```\nvllm serve Qwen/Qwen3-30B-A3B\n```\n"
