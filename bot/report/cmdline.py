@@ -30,19 +30,23 @@ _PROMPT = re.compile(
 )
 _WINDOWS_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\")
 _MORE = re.compile(r"^More\? ?")
-# (pattern, entrypoint, words of which every match contains one: lines without any skip the search)
+# (pattern, entrypoint, words of which every match contains one: lines without any skip the search). Each pattern
+# starts with its first word and asks what precedes the word after it (`vllm(?<![\w./-]vllm)` is
+# `(?<![\w./-])vllm`): a pattern that starts with a literal is searched for by that literal, one starting with a
+# lookbehind is tried at every position of the line.
 _STARTS = (
-    (re.compile(r"(?<![\w./-])vllm[ \t]+serve(?![\w-])"), "vllm-serve", ("serve",)),
+    (re.compile(r"vllm(?<![\w./-]vllm)[ \t]+serve(?![\w-])"), "vllm-serve", ("serve",)),
     (re.compile(r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])"), "vllm-serve", ("cli.main",)),
-    (re.compile(r"(?<![\w./-])vllm[ \t]+bench[ \t]+[\w-]{1,40}"), "vllm-bench", ("bench",)),
-    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.(?:openai\.)?api_server(?![\w.])"), "api-server", ("api_server",)),
-    (re.compile(r"(?<![\w-])benchmark_(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])"), "vllm-bench",
-     ("benchmark_",)),
-    (re.compile(r"(?<![\w./-])vllm[ \t]+(?:chat|complete|run-batch)(?![\w-])"), "other",
+    (re.compile(r"vllm(?<![\w./-]vllm)[ \t]+bench[ \t]+[\w-]{1,40}"), "vllm-bench", ("bench",)),
+    (re.compile(r"vllm(?<![\w./-]vllm)\.entrypoints\.(?:openai\.)?api_server(?![\w.])"), "api-server",
+     ("api_server",)),
+    (re.compile(r"benchmark_(?<![\w-]benchmark_)(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])"),
+     "vllm-bench", ("benchmark_",)),
+    (re.compile(r"vllm(?<![\w./-]vllm)[ \t]+(?:chat|complete|run-batch)(?![\w-])"), "other",
      ("chat", "complete", "run-batch")),
-    (re.compile(r"(?<![\w./-])vllm\.entrypoints\.openai\.run_batch(?![\w.])"), "other", ("run_batch",)),
-    (re.compile(r"(?<![\w./-])(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run(?![\w-])"), "docker",
-     ("docker", "podman", "nerdctl")),
+    (re.compile(r"vllm(?<![\w./-]vllm)\.entrypoints\.openai\.run_batch(?![\w.])"), "other", ("run_batch",)),
+    (re.compile(r"(?:docker(?<![\w./-]docker)|podman(?<![\w./-]podman)|nerdctl(?<![\w./-]nerdctl))"
+                r"[ \t]+(?:container[ \t]+)?run(?![\w-])"), "docker", ("docker", "podman", "nerdctl")),
 )
 _CALL = re.compile(r"(?<![\w])(?:vllm\.)?(?P<name>LLM|AsyncEngineArgs|EngineArgs)\(")
 _ASSIGN = re.compile(r"^[ \t]*(?P<name>[A-Za-z_]\w{0,60})[ \t]*=[ \t]*(?P<value>['\"\d\[{(].{0,2000})$")

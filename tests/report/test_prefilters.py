@@ -304,3 +304,29 @@ def test_log_without_an_ansi_code_cleaned_like_with_the_substitution(body):
     groups = "Exception Group Traceback" in body
     every = tuple(logs._clean_one(raw, frozenset(), groups, True) for raw in body.splitlines())
     assert logs.clean_log(body) == every
+
+
+# the command patterns as first written, their lookbehind in front
+_STARTS_LOOKBEHIND_FIRST = (
+    r"(?<![\w./-])vllm[ \t]+serve(?![\w-])",
+    r"-m[ \t]+vllm\.entrypoints\.cli\.main[ \t]+serve(?![\w-])",
+    r"(?<![\w./-])vllm[ \t]+bench[ \t]+[\w-]{1,40}",
+    r"(?<![\w./-])vllm\.entrypoints\.(?:openai\.)?api_server(?![\w.])",
+    r"(?<![\w-])benchmark_(?:serving|throughput|latency|prefix_caching)\.py(?![\w.])",
+    r"(?<![\w./-])vllm[ \t]+(?:chat|complete|run-batch)(?![\w-])",
+    r"(?<![\w./-])vllm\.entrypoints\.openai\.run_batch(?![\w.])",
+    r"(?<![\w./-])(?:docker|podman|nerdctl)[ \t]+(?:container[ \t]+)?run(?![\w-])",
+)
+COMMAND_PIECES = ["vllm", " ", "\t", "serve", "bench", "x", ".", "/", "-", "_", "é", "docker", "podman", "nerdctl",
+                  "run", "container", "vllm.entrypoints.", "openai.", "api_server", "run_batch", "benchmark_",
+                  "serving.py",
+                  "chat", "complete", "run-batch", "-m", "cli.main", "1"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(COMMAND_PIECES), max_size=14).map("".join))
+def test_command_patterns_find_what_their_lookbehind_first_forms_find(text):
+    assert len(_STARTS) == len(_STARTS_LOOKBEHIND_FIRST)
+    for (pattern, _, _), first in zip(_STARTS, _STARTS_LOOKBEHIND_FIRST, strict=True):
+        m, f = pattern.search(text), re.search(first, text)
+        assert (m and m.span()) == (f and f.span()), (pattern.pattern, text)
