@@ -94,6 +94,9 @@ def label_of(line: str) -> tuple[str, str] | None:
     if i <= 0:
         return None
     label = line[:i]
+    key = LABELS.get(label.rstrip().lower())   # the label as collect_env prints it: one dict look-up
+    if key is not None:
+        return key, line[i + 1:MAX_LINE].strip()
     first = label.lstrip()[:1]
     if first.lower() not in _LABEL_FIRST:
         return None

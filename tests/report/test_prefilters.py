@@ -330,3 +330,25 @@ def test_command_patterns_find_what_their_lookbehind_first_forms_find(text):
     for (pattern, _, _), first in zip(_STARTS, _STARTS_LOOKBEHIND_FIRST, strict=True):
         m, f = pattern.search(text), re.search(first, text)
         assert (m and m.span()) == (f and f.span()), (pattern.pattern, text)
+
+
+def _label_of_normalised(line: str) -> tuple[str, str] | None:
+    """label_of without its look-up of the label as printed: every label normalised first."""
+    from bot.report.collect_env import MAX_LINE
+
+    i = line.find(":", 0, 60)
+    if i <= 0:
+        return None
+    label = line[:i]
+    if len(label) - len(label.lstrip()) > 4:
+        return None
+    key = LABELS.get(" ".join(label.split()).lower())
+    return None if key is None else (key, line[i + 1:MAX_LINE].strip())
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.tuples(st.sampled_from(["", " ", "     ", "\t", "İ", "K", "\u00a0"]),
+                 st.lists(st.sampled_from(ENV_PIECES + ["pytorch  VERSION", "Is\tdebug build", "OS ", "K"]),
+                          max_size=5).map("".join)).map("".join))
+def test_label_read_as_printed_like_normalised(line):
+    assert label_of(line) == _label_of_normalised(line)
