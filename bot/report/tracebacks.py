@@ -314,8 +314,13 @@ class _Extractor:
         m = _PYTEST_E.match(candidate) if candidate.startswith("E ") else None
         if m:
             candidate = _strip_decor(candidate[m.end():])
-        # without a colon or a parenthesis no line is an exception line outside a traceback (no message)
-        parsed = _parse_exc_line(candidate, lenient=False) if ":" in candidate or "(" in candidate else None
+        # without a colon or a parenthesis no line is an exception line outside a traceback (no message), nor with a
+        # blank before both (the type runs up to one of them)
+        parsed = None
+        if ":" in candidate or "(" in candidate:
+            sp = candidate.find(" ")
+            if sp < 0 or candidate.find(":", 0, sp) >= 0 or candidate.find("(", 0, sp) >= 0:
+                parsed = _parse_exc_line(candidate, lenient=False)
         if parsed:
             type_, msg, ray = parsed
             if not msg:

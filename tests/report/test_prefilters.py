@@ -352,3 +352,11 @@ def _label_of_normalised(line: str) -> tuple[str, str] | None:
                           max_size=5).map("".join)).map("".join))
 def test_label_read_as_printed_like_normalised(line):
     assert label_of(line) == _label_of_normalised(line)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(EXC_PIECES + [" ", "E", "Error", ": ", "RuntimeError"]), max_size=12).map("".join))
+def test_no_exception_line_with_a_blank_before_its_colon_and_parenthesis(text):
+    sp = text.find(" ")
+    if sp >= 0 and text.find(":", 0, sp) < 0 and text.find("(", 0, sp) < 0:
+        assert _parse_exc_line(text, lenient=False) is None
