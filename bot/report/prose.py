@@ -33,6 +33,9 @@ _ENV_VAR = re.compile(r"^\s*(export\s+)?[A-Z][A-Z0-9_]{2,}=")
 _COMMAND = re.compile(r"^\s*(\$\s*)?(sudo\s+)?(vllm\s+(serve|bench)|python3?\s+(-m\s+)?[\w./-]+|docker\s+run|"
                       r"(uv\s+)?pip3?\s+install|torchrun|ray\s+start)\b")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# a log, pip, variable or command line at once: one match per line instead of four
+_NOT_PROSE = re.compile(
+    f"(?i:{_LOG_LINE.pattern})|(?:{_PIP_LINE.pattern})|(?:{_ENV_VAR.pattern})|(?:{_COMMAND.pattern})")
 
 
 def prose_lines(description: str) -> list[str]:
@@ -62,8 +65,7 @@ def prose_lines(description: str) -> list[str]:
             if "</details>" in low:
                 in_details_env = False
             continue
-        if (len(line) > MAX_PROSE_LINE or _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line)
-                or _COMMAND.match(line)):
+        if len(line) > MAX_PROSE_LINE or _NOT_PROSE.match(line):
             continue
         if low.startswith(_ENV_LABELS) or ("could not collect" in low):
             continue

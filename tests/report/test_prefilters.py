@@ -360,3 +360,18 @@ def test_no_exception_line_with_a_blank_before_its_colon_and_parenthesis(text):
     sp = text.find(" ")
     if sp >= 0 and text.find(":", 0, sp) < 0 and text.find("(", 0, sp) < 0:
         assert _parse_exc_line(text, lenient=False) is None
+
+
+PROSE_PIECES = ["INFO", "info", "(x pid=1)", "[rank0]", "2024-01-01 12", "05-14 11:49", "File \"", "Traceback (",
+                "ValueError:", "valueerror", "$ ", ">>> ", "#1 ", "+ ", "---", "|||", "===", "[pip3]", "numpy==1.2",
+                "torch 2.1", "FOO_BAR=1", "export ", "vllm serve", "python3 -m x", "docker run", "pip install",
+                "torchrun", "ray start", " ", "\t", "x", "sudo ", "İ", "K", "^^^", "During handling", "uv pip3 install"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(PROSE_PIECES), max_size=6).map("".join))
+def test_one_not_prose_pattern_like_the_four(line):
+    from bot.report.prose import _COMMAND, _ENV_VAR, _LOG_LINE, _NOT_PROSE, _PIP_LINE
+
+    four = _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line) or _COMMAND.match(line)
+    assert bool(_NOT_PROSE.match(line)) == bool(four)
