@@ -245,11 +245,11 @@ def moe_is_the_subject(title: str, title_topics: set[str],
     """The title names a mixture-of-experts model and is not about a feature the model only went through, nor (by
     `word_topics`, what the title's words are about) where it ran (unless the checkpoint is quantized) or how fast,
     nor a fault of the engine it met."""
+    if title_topics & SUBJECT_TOPICS or not names_moe_model(title) or _ENGINE_FAULT.search(title[:MAX_TITLE]):
+        return False
     # (a quantized MoE checkpoint runs the quantized expert kernels wherever it is deployed: "5090 cannot run X-NVFP4")
-    elsewhere = "quantization" not in title_topics and (bool(word_topics & MOE_ELSEWHERE_TOPICS)
-                                                        or model_fails_itself(title, title_topics))
-    return not title_topics & SUBJECT_TOPICS and not elsewhere and not _ENGINE_FAULT.search(title[:MAX_TITLE]) \
-        and names_moe_model(title)
+    return "quantization" in title_topics or not (word_topics & MOE_ELSEWHERE_TOPICS
+                                                  or model_fails_itself(title, title_topics))
 
 
 def without_kv_cache_type(text: str) -> str:
