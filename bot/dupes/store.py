@@ -12,12 +12,13 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 KEY_LIMIT = 50          # issues remembered per key at query time, newest first
 DECODED_ISSUES = 2048   # MemoryIndexStore: decoded issues kept for the next queries (~9 KB each)
+COMPILED_SUMS_FROM = 400   # postings in a query from which stage 1 is summed by NumPy (postings_sums.py)
 # `before=(created_at, number)` on a read: only issues created earlier, in the order (created_at, number)
 Before = tuple[str, int] | None
 
@@ -282,13 +283,13 @@ class MemoryIndexStore:
         """The `limit` issues (not `exclude`, created before `before`) with the largest Σ weight(term) · w(term,
         issue) over the terms' postings, best first, ties in the order `postings` first yields them: what sorting
         the sums that a loop over `postings` adds gives, summed in compiled code (bot/dupes/postings_sums.py)."""
-        try:
-            from bot.dupes.postings_sums import best_sums
-        except ImportError:   # an environment installed before NumPy was a dependency: the plain loop, same result
-            best_sums = _summed_best
         before = self._filter(before)
         postings = [(plist.docs, plist.weights, q) for t, q in weights.items()
                     if (plist := self._live(t)) is not None and plist.docs]
+        best_sums = _summed_best      # a few postings (a small history) cost less in a loop than NumPy's calls
+        if sum(len(docs) for docs, _, _ in postings) >= COMPILED_SUMS_FROM:
+            with suppress(ImportError):   # an environment installed before NumPy was a dependency: the loop
+                from bot.dupes.postings_sums import best_sums
         numbers = self._numbers
         left_out: set[int] = set()
         if exclude is not None and exclude in self._doc_ids:

@@ -135,9 +135,12 @@ def test_best_is_the_sorted_sums_of_the_postings_loop(issues, query, limit, excl
         store.put(StoredIssue(number, created_at=f"2025-01-{number:02d}", vector=vector))
     before = None if cut is None else (f"2025-01-{cut:02d}", cut)
     expected = summed_best(store, query, limit, exclude, before)
-    assert store.best(query, limit, exclude, before) == expected
     assert store.best({}, limit) == []
-    with patch.dict(sys.modules, {"bot.dupes.postings_sums": None}):     # NumPy missing: the plain loop
+    with patch("bot.dupes.store.COMPILED_SUMS_FROM", 0):                   # NumPy's sums
+        assert store.best(query, limit, exclude, before) == expected
+        with patch.dict(sys.modules, {"bot.dupes.postings_sums": None}):  # NumPy missing: the plain loop
+            assert store.best(query, limit, exclude, before) == expected
+    with patch("bot.dupes.store.COMPILED_SUMS_FROM", 1 << 30):             # few postings: the plain loop
         assert store.best(query, limit, exclude, before) == expected
 
 
