@@ -121,13 +121,39 @@ def _alternation(phrases: tuple[str, ...]) -> str:
     return r"(?<![a-z0-9_])(?:" + "|".join(out) + r")(?![a-z0-9_])"
 
 
+# what is not a word character of the patterns: a phrase's first word stands between two of them (or an end)
+_NOT_WORD_CHAR = re.compile(r"[^a-z0-9_]")
+
+
+class _Words:
+    """Phrases as one pattern, searched only when the text holds the first word of one of them (`gate`)."""
+
+    def __init__(self, phrases: tuple[str, ...], pattern: re.Pattern[str] | None = None) -> None:
+        self.pattern = pattern or re.compile(_alternation(phrases))
+        # " word " for a first word matched whole, " word" for one that may go on (a single word with `~`)
+        self.needles = tuple(sorted({" " + p.rstrip("~").split()[0] + ("" if p.endswith("~") and " " not in p else " ")
+                                     for p in phrases}))
+
+    def positions(self, text: str, gate: str) -> list[int]:
+        """Word positions of the matches in `text`; `gate` is `text` as `gate(text)` gives it."""
+        if not any(n in gate for n in self.needles):
+            return []
+        return [text.count(" ", 0, m.start()) for m in self.pattern.finditer(text)]
+
+
+def gate(text: str) -> str:
+    """`text` with every character that is not a word character of the patterns a space, between two spaces: a
+    phrase's first word is in it between spaces wherever the phrase's pattern matches `text`."""
+    return f" {_NOT_WORD_CHAR.sub(' ', text)} "
+
+
 def _phrase(p: str) -> re.Pattern[str]:
     return re.compile(_alternation((p,)))
 
 
-def _compile(groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
-    """One alternation per action or thing: the title is scanned once for each."""
-    return tuple((name, (re.compile(_alternation(phrases)),)) for name, phrases in groups)
+def _compile(groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str, _Words], ...]:
+    """One alternation per action or thing: the title is scanned once for each that it may hold."""
+    return tuple((name, _Words(phrases)) for name, phrases in groups)
 
 
 # "offline inference", "offline batch", "offline LLM" name vLLM's offline API (the `LLM` class), not running without
@@ -136,17 +162,17 @@ OFFLINE_API = ("inference", "infer", "batch~", "generat~", "llm", "engine", "api
                "example", "script", "scoring", "embedding~", "rollout~", "evaluation", "eval", "decoding", "chat")
 
 
-def _offline_thing(phrases: tuple[str, ...]) -> re.Pattern[str]:
+def _offline_thing(phrases: tuple[str, ...]) -> _Words:
     api = _alternation(OFFLINE_API)
-    return re.compile(_alternation(phrases).replace(r"(?:offline|", r"(?:offline(?! " + api + r")|", 1))
+    pattern = _alternation(phrases).replace(r"(?:offline|", r"(?:offline(?! " + api + r")|", 1)
+    return _Words(phrases, re.compile(pattern))
 
 
 _ACTIONS = _compile(ACTIONS)
 _CLASS_LOGITS = re.compile(_alternation(dict(THINGS)["class-logits"]))
-_THINGS = tuple((name, (_offline_thing(phrases) if name == "offline" else re.compile(_alternation(phrases)),))
-                for name, phrases in THINGS)
-_INSTANCE = (re.compile(_alternation(INSTANCE)),)
-_SELECTING = (re.compile(_alternation(SELECTING)),)
+_THINGS = tuple((name, _offline_thing(phrases) if name == "offline" else _Words(phrases)) for name, phrases in THINGS)
+_INSTANCE = _Words(INSTANCE)
+_SELECTING = _Words(SELECTING)
 
 
 def _positions(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[int]:
@@ -186,20 +212,21 @@ def frame(tokens: str, raw: str = "", tokenise: Callable[[str], str] = str.lower
     words (either order); `raw` is the same text as written, for the identifiers it quotes, and `tokenise` what
     made the token string of it (bot.report.entities.token_text). An installation report that names a CUDA
     version asks for a build for it, whatever its verb ("Is CUDA 12.1 supported?")."""
-    if any(p.search(tokens) for p in _SELECTING):
+    gated = gate(tokens)
+    if _SELECTING.positions(tokens, gated):
         return "select", "gpu"
     if installing:
         cuda = _cuda_versions(tokens)
         if cuda:
             return "install", cuda[0][1]
-    things = [(pos, name) for name, patterns in _THINGS for pos in _positions(tokens, patterns)]
+    things = [(pos, name) for name, words in _THINGS for pos in words.positions(tokens, gated)]
     things += _cuda_versions(tokens)
     for ident in identifiers(raw):
         things += [(pos, "id:" + ident) for pos in _positions(tokens, (_phrase(tokenise(ident).strip()),))]
-    instances = _positions(tokens, _INSTANCE)
+    instances = _INSTANCE.positions(tokens, gated)
     best: tuple[int, int, str, str] | None = None
-    for action, patterns in _ACTIONS:
-        for a in _positions(tokens, patterns):
+    for action, words in _ACTIONS:
+        for a in words.positions(tokens, gated):
             candidates = list(things)
             if action == "free":
                 candidates += [(i, "gpu-memory") for i in instances if i > a]

@@ -3,11 +3,15 @@ issue forms' shape."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.dupes import DuplicateIndex, MemoryIndexStore
 from bot.glossary import english, with_english
-from bot.report import parse
+from bot.report import asks, parse
 from bot.report.asks import frame, identifiers, is_question
 from bot.report.entities import token_text
 
@@ -163,3 +167,26 @@ def test_a_model_name_run_into_chinese_is_a_word_of_its_own():
     assert with_english("支持internlm2") == "支持 internlm2 support"
     assert "model=internlm2" in [e.key for e in parse("支持internlm2", "").entities]
     assert "model=internlm2" in [e.key for e in parse("请适配internlm2模型", "").entities]
+
+
+# the phrases' words, glued by the characters a token string and a raw title hold, so that matches are common
+_ASK_WORDS = sorted({w for _, phrases in (*asks.ACTIONS, *asks.THINGS) for p in (*phrases, *asks.SELECTING,
+                     *asks.INSTANCE) for w in p.rstrip("~").split()})
+_PIECES = [*_ASK_WORDS, *(w[:-1] for w in _ASK_WORDS[::4]), *(w.upper() for w in _ASK_WORDS[::5]), " ", "  ", "_",
+           "-", "s", "2", "\n", "é", "("]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map(lambda parts: "".join(
+    p if i % 2 else f" {p} " for i, p in enumerate(parts))))
+def test_the_first_word_gate_finds_every_match(text):
+    """A phrase group searched only when its first words are in the gate text finds what searching finds."""
+    gated = asks.gate(text)
+    for words in (*(w for _, w in asks._ACTIONS), *(w for _, w in asks._THINGS), asks._INSTANCE, asks._SELECTING):
+        assert words.positions(text, gated) == [text.count(" ", 0, m.start()) for m in words.pattern.finditer(text)]
+
+
+def test_the_phrases_are_words_the_gate_reads():
+    for _, phrases in (*asks.ACTIONS, *asks.THINGS):
+        for p in phrases:
+            assert re.fullmatch(r"[a-z]+( [a-z]+)*~?", p), p
