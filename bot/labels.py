@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.decision import Finding
+from bot.literals import Gated
 from bot.matchset import MatchSet
 from bot.report.model import Frame, Report
 from bot.report.prose import prose_lines
@@ -701,7 +702,8 @@ def _words_in(text: str, base: str, base_words: set[int] | None = None) -> set[i
 # the reporter says it ran out of memory: then it is the memory's question)
 _BLACKWELL = r"(?<![:=])(?<!port )\b(rtx ?50[5-9]0|50[6-9]0|rtx pro 6000|blackwell)\b"
 _FAILS = r"\b(fail\w*|error\w*|can'?t|cannot|unable|crash\w*|not (work|run|start)\w*)\b"
-_BLACKWELL_FAILS = re.compile(rf"{_BLACKWELL}[^\n]{{0,80}}{_FAILS}|{_FAILS}[^\n]{{0,80}}{_BLACKWELL}", re.IGNORECASE)
+_BLACKWELL_FAILS = Gated(re.compile(rf"{_BLACKWELL}[^\n]{{0,80}}{_FAILS}|{_FAILS}[^\n]{{0,80}}{_BLACKWELL}",
+                                    re.IGNORECASE), needles_of=_BLACKWELL)
 _OUT_OF_MEMORY = re.compile(r"\bOOM\b|\bout of memory\b|\bno available memory\b|\bnot enough (gpu |v?ram |)memory\b",
                             re.IGNORECASE)
 
@@ -774,10 +776,10 @@ _TENSOR_PARALLEL = re.compile(r"\btensor[-_ ]parallel\w*|\btp\b", re.IGNORECASE 
 # the GPUs one node holds; a title whose tensor x pipeline parallel sizes ask for more spans nodes ("pp=2, tp=16",
 # "tp=8, pp=4")
 GPUS_PER_NODE = 8
-_TP_SIZE = re.compile(r"\b(?:tp|tensor[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
-                      re.IGNORECASE | re.ASCII)
-_PP_SIZE = re.compile(r"\b(?:pp|pipeline[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
-                      re.IGNORECASE | re.ASCII)
+_TP_SIZE = Gated(re.compile(r"\b(?:tp|tensor[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
+                            re.IGNORECASE | re.ASCII))
+_PP_SIZE = Gated(re.compile(r"\b(?:pp|pipeline[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
+                            re.IGNORECASE | re.ASCII))
 
 
 def _gpus_in_title(title: str) -> int:

@@ -373,3 +373,33 @@ def _collect_seq(seq: Seq, out: set[Phrase]) -> None:
         closed, size = False, 1
         _collect(item, out)
     flush(False)
+
+
+# ------------------------------------------------------------------ gated patterns
+
+
+class Gated:
+    """A compiled pattern searched only in a text whose lower-cased form holds one of its needles (`needles`): the
+    same answers as the pattern, without scanning the many texts that cannot match it.
+
+    `needles_of` is a pattern every match of `pattern` contains a match of (its needles may be rarer). A Unicode
+    pattern may fold some non-ASCII letters onto ASCII ones ("ſ" onto "s", in a case-insensitive part) that
+    `str.lower` keeps apart: its needles are trusted on ASCII texts only."""
+
+    def __init__(self, pattern: re.Pattern[str], needles_of: str | None = None) -> None:
+        self.pattern = pattern
+        self.needles = needles(needles_of or pattern.pattern)
+        self._ascii_only = not pattern.flags & re.ASCII
+
+    def may_match(self, text: str) -> bool:
+        if self.needles is None or (self._ascii_only and not text.isascii()):
+            return True
+        low = text.lower()
+        return any(n in low for n in self.needles)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(text) if self.may_match(text) else None
+
+    def sub(self, repl: str, text: str) -> str:
+        """`pattern.sub(repl, text)`; `text` itself when the pattern cannot match it."""
+        return self.pattern.sub(repl, text) if self.may_match(text) else text

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from bot.literals import Gated
 from bot.matchset import MatchSet
 from bot.report.entities import model_family, title_models
 
@@ -127,23 +128,24 @@ QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "l
 _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
 _MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
 _DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNORECASE | re.ASCII)
-_WRONG = re.compile(WRONG_OUTPUT, re.IGNORECASE)
-_ACCURACY = re.compile(ACCURACY, re.IGNORECASE | re.ASCII)
+# (most titles hold none of a pattern's literal strings: bot.literals.Gated skips their scan)
+_WRONG = Gated(re.compile(WRONG_OUTPUT, re.IGNORECASE))
+_ACCURACY = Gated(re.compile(ACCURACY, re.IGNORECASE | re.ASCII))
 # the prose (up to MAX_PROSE) is searched by one RE2 pass per pattern (bot/matchset.py: the answers of `re`)
 _WRONG_IN_PROSE = MatchSet([WRONG_OUTPUT], re.IGNORECASE)
 _ACCURACY_IN_PROSE = MatchSet([ACCURACY], re.IGNORECASE | re.ASCII)
-_LOAD = re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII)
-_START = re.compile(START_FAILURE, re.IGNORECASE | re.ASCII)
+_LOAD = Gated(re.compile(LOAD_FAILURE, re.IGNORECASE | re.ASCII))
+_START = Gated(re.compile(START_FAILURE, re.IGNORECASE | re.ASCII))
 _FAILS_AFTER_NAME = re.compile(FAILS_AFTER_NAME, re.IGNORECASE | re.ASCII)
-_ENGINE_FAULT = re.compile(ENGINE_FAULT, re.IGNORECASE | re.ASCII)
-_NOT_MODEL = re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII)
-_TOKENIZER = re.compile(TOKENIZER, re.IGNORECASE | re.ASCII)
-_REQUEST = re.compile(REQUEST, re.IGNORECASE | re.ASCII)
-_KV_CACHE_TYPE = re.compile(KV_CACHE_TYPE, re.IGNORECASE | re.ASCII)
-_MODEL_ID_FORMAT = re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII)
-_MODEL_KIND = re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII)
+_ENGINE_FAULT = Gated(re.compile(ENGINE_FAULT, re.IGNORECASE | re.ASCII))
+_NOT_MODEL = Gated(re.compile(NOT_A_MODEL_LOAD, re.IGNORECASE | re.ASCII))
+_TOKENIZER = Gated(re.compile(TOKENIZER, re.IGNORECASE | re.ASCII))
+_REQUEST = Gated(re.compile(REQUEST, re.IGNORECASE | re.ASCII))
+_KV_CACHE_TYPE = Gated(re.compile(KV_CACHE_TYPE, re.IGNORECASE | re.ASCII))
+_MODEL_ID_FORMAT = Gated(re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII))
+_MODEL_KIND = Gated(re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII))
 # a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
-_CLASS_NAME = re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b")
+_CLASS_NAME = Gated(re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b"))
 # a release ("v0.11.x", "0.10.2", "vllm-0.7.4"), a GPU ("H20-3e", "A100-80G", "RTX-4090") or a library's version
 # ("numpy2.0", "torch-2.7") written like a model id
 _NOT_A_MODEL_NAME = re.compile(r"v?\d+(\.(\d+|x))+\w*|(rtx[-_ ]?)?(a|h|l|b|gb|mi)\d{2,3}\w*([-_]\w+)?|"
