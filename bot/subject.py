@@ -126,7 +126,8 @@ MODEL_KIND = (r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](l
 QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora", "memory"})
 
 _FAMILY = re.compile(FAMILIES, re.IGNORECASE | re.ASCII)
-_MOE = re.compile(MOE_MODELS, re.IGNORECASE | re.ASCII)
+# (one RE2 pass, bot/matchset.py: the answers of `re`, which tries each of its alternatives at every position)
+_MOE = MatchSet([MOE_MODELS])
 _DENSE_DISTILL = re.compile(r"r1[-_ ]?(distill|(1\.5|7|8|14|32|70)b\b)", re.IGNORECASE | re.ASCII)
 # (most titles hold none of a pattern's literal strings: bot.literals.Gated skips their scan)
 _WRONG = Gated(re.compile(WRONG_OUTPUT, re.IGNORECASE))
@@ -169,7 +170,7 @@ def named_models(title: str) -> list[str]:
 
 def names_moe_model(title: str) -> bool:
     title = title[:MAX_TITLE]
-    return _MOE.search(title) is not None or any((model_family(n) or ("", False))[1] for n in _title_models(title)
+    return bool(_MOE.matching(title)) or any((model_family(n) or ("", False))[1] for n in _title_models(title)
                                                  if not _DENSE_DISTILL.search(n))
 
 

@@ -3,6 +3,8 @@ names (moe), the CPU it runs on, and the near misses that name a model without b
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -374,3 +376,17 @@ def test_the_prose_is_searched_as_re_searches_it(prose: str) -> None:
     # wrong output and accuracy in the prose are found by one RE2 pass each: the same answers as the `re` patterns
     assert bool(subject._WRONG_IN_PROSE.matching(prose)) == bool(subject._WRONG.search(prose))
     assert bool(subject._ACCURACY_IN_PROSE.matching(prose)) == bool(subject._ACCURACY.search(prose))
+
+
+_MOE_RE = re.compile(subject.MOE_MODELS, re.IGNORECASE | re.ASCII)
+_MOE_PIECES = ["Qwen3", "30B", "A3B", "a3b", "8x7B", "17B", "128E", "H20", "3e", "DeepSeek", "R1", "V3", "Distill",
+               "Llama", "4", "maverick", "MoE", "Next", "kimi", "K2", "GLM", "4.5", "4.5V", "gpt", "oss", "minimax",
+               "M2",
+               "olmoe", "phi", "3.5", "hunyuan", "grok", "dbrx", "jamba", "mixtral", "7b", "1.5b", "-", "_", " ", ".",
+               "K", "ſ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_MOE_PIECES), max_size=10).map("".join))
+def test_moe_models_found_by_one_pass_as_by_the_pattern(title):
+    assert bool(subject._MOE.matching(title)) == bool(_MOE_RE.search(title))

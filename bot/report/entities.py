@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.glossary import with_english
+from bot.matchset import MatchSet
 from bot.report import asks
 from bot.report.model import Entity, Report
 from bot.wording import Wording
@@ -328,16 +329,18 @@ def _alternatives(phrases: tuple[str, ...]) -> _Phrases:
 class _FirstWords:
     """Whether a token text (token_text: words joined by single spaces, a space first) holds one of many phrases:
     only the phrases whose first word is in the text are tried, one pattern per first word (one pattern of
-    hundreds of alternatives is tried at every position of the text)."""
+    hundreds of alternatives is tried at every position of the text); which first words the text holds is one RE2
+    pass over it (bot/matchset.py), not one substring test per first word."""
 
     def __init__(self, phrases: tuple[str, ...]) -> None:
         by_first: dict[str, list[str]] = {}
         for phrase in phrases:
             by_first.setdefault(_Phrases((phrase,)).needles[0], []).append(phrase)
         self.groups = tuple((first, _Phrases(tuple(group)).pattern) for first, group in sorted(by_first.items()))
+        self._firsts = MatchSet([re.escape(first) for first, _ in self.groups], 0)
 
     def search(self, tokens: str) -> bool:
-        return any(first in tokens and pattern.search(tokens) is not None for first, pattern in self.groups)
+        return any(self.groups[k][1].search(tokens) is not None for k in self._firsts.matching(tokens))
 
 
 _TOPIC_PATTERNS = tuple((t, tuple(_alternatives(group) for group in t.all),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bot.report import parse
+from bot.report import entities, parse
 from bot.report.entities import model_family, normalise_model, token_text
 
 
@@ -215,3 +217,15 @@ def test_asking_for_a_platform_to_be_supported_is_one_question():
 
 def strengths(title: str) -> list[str]:
     return [f"{e.key}:{e.strength}" for e in parse(title, "").entities]
+
+
+_FIRSTS = sorted({first.strip() for fw in (entities._ANY_PLATFORM, entities._ANY_TOPIC) for first, _ in fw.groups})
+_TOKEN_PIECES = [*_FIRSTS, *(f[:-1] for f in _FIRSTS[::3]), *(f + "s" for f in _FIRSTS[::4]), "2", "x", "llm", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TOKEN_PIECES), max_size=12).map(lambda words: " " + " ".join(words) + " "))
+def test_first_words_found_by_one_pass_as_by_a_test_each(tokens):
+    for fw in (entities._ANY_PLATFORM, entities._ANY_TOPIC):
+        each = any(first in tokens and pattern.search(tokens) is not None for first, pattern in fw.groups)
+        assert fw.search(tokens) == each
