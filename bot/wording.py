@@ -108,14 +108,14 @@ class _Screen:
     def token(self, token: str) -> tuple[str, str, tuple[str, ...] | None]:
         """(the token lower-cased, squashed, and None when no Wording's `_word` can give a keyword for it, else the
         key and those of its one-letter deletions that some Wording's `near` holds)."""
-        hit = self._cache.get(token)
+        low = token.lower()             # (what follows depends on the lower-cased token only: "Vllm" is "vllm")
+        hit = self._cache.get(low)
         if hit is None:
-            low = token.lower()
             key = squash(low)
             hit = (low, key, self._near(low, key))
             if len(self._cache) >= MAX_CACHE:
                 self._cache.clear()
-            self._cache[token] = hit
+            self._cache[low] = hit
         return hit
 
     def _near(self, low: str, key: str) -> tuple[str, ...] | None:
@@ -123,11 +123,13 @@ class _Screen:
         if len(low) < MIN_SWAP - 1 or len(low) > MAX_TOKEN or not low.isalpha():
             return None
         near = self.near
-        found = tuple(d for d in (key, *(key[:i] + key[i + 1:] for i in range(len(key)))) if d in near)
-        if found or key in self.keys:
-            return found
+        deletions = [key[:i] + key[i + 1:] for i in range(len(key))]
+        if key in near or not near.isdisjoint(deletions):   # (most words are near no keyword: one C-level test)
+            return tuple(d for d in (key, *deletions) if d in near)
+        if key in self.keys:
+            return ()
         singular = (low[:-1], low[:-2]) if low.endswith("s") else ()
-        return found if any(plural in self.forms for plural in (low + "s", low + "es", *singular)) else None
+        return None if self.forms.isdisjoint((low + "s", low + "es", *singular)) else ()
 
 
 _SCREEN = _Screen()
