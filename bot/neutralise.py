@@ -62,14 +62,14 @@ def _one_line(text: object) -> str:
 
 # a bare link to an issue would auto-link and back-reference it; "github<ZWSP>.com" stays readable
 _GITHUB_URL = re.compile(r"(?i)(github)(\.com)")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Markdown's emphasis/link/table/code characters get a backslash; < and > become entities (one C-level pass)
+_PLAIN_ESCAPES = str.maketrans({**{c: "\\" + c for c in "\\`*_[]|~"}, "<": "&lt;", ">": "&gt;"})
 
 
 def plain(text: object, limit: int = MAX_INLINE) -> str:
     """One line of prose: defused, Markdown emphasis/link/table/code characters escaped, bounded."""
     s = _truncate(_one_line(text), limit)
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    s = s.replace("<", "&lt;").replace(">", "&gt;")
+    s = s.translate(_PLAIN_ESCAPES)
     if "b." in s or "B." in s:
         s = _GITHUB_URL.sub(lambda m: m.group(1) + ZWSP + m.group(2), s)
     return defuse(s)
