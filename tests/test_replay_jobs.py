@@ -99,3 +99,18 @@ def test_worker_results_leave_the_parse_text_behind():
     assert not report.body and not report.log_lines and not report.sections and not report.description
     assert report.root_cause is not None and report.root_cause.type == "ValueError"
     assert doc is not None and "word" in doc.vector      # built from the description before it was left out
+
+
+def test_the_replay_collects_young_objects_less_often_and_restores_the_collector():
+    import gc
+
+    from bot.replay import YOUNG_OBJECTS
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    rules = load_rules()
+    summary = ReplaySummary()
+    issues = load_sorted(str(SAMPLE), summary.problems)
+    seen: list[tuple[int, int, int]] = []
+    replay(issues, rules, None, lambda issue, result: seen.append(gc.get_threshold()), summary, jobs=2)
+    assert seen and all(t[0] >= YOUNG_OBJECTS and t[1:] == before[1:] for t in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
