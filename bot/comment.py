@@ -2,8 +2,10 @@
 
 The template sees a *view* of the decision in which every string is already neutralised (`Safe`);
 anything else that reaches `{{ … }}` goes through `neutralise.plain` on the way out (Jinja `finalize`),
-so a template edit cannot print raw issue text by accident. The hidden `MARKER` is added here, once,
-outside the template, so the bot can find (and later edit) its own comment.
+so a template edit cannot print raw issue text by accident. The two parts that depend on the duplicates (the
+first line and the list of duplicates) are built here from the same views, by plain string building, so the
+template can be rendered before the duplicates are known (replay's workers do). The hidden `MARKER` is added
+here, once, outside the template, so the bot can find (and later edit) its own comment.
 """
 
 from __future__ import annotations
@@ -177,17 +179,15 @@ def _url(url: str) -> str:
     return quote(url, safe=":/#+=-._~")
 
 
-# comment.md.j2 is these blocks, in this order; the history-free ones do not read `duplicates`
-BLOCKS = ("summary", "known", "duplicates", "rest")
-HISTORY_FREE_BLOCKS = ("known", "rest")
 PRERENDERED = "prerendered"
 
 
 def comment_context(report: Report, findings: tuple[Finding, ...], needs_info: tuple[str, ...],
                     number: int | None = None, prerender: bool = False) -> dict[str, Any]:
     """What the comment shows besides the duplicates: it needs only the issue (replay builds it in its workers).
-    `number`: the issue's own number, which is left out of the references. With `prerender`, the template's
-    history-free blocks are rendered too when the comment is made whatever the duplicates."""
+    `number`: the issue's own number, which is left out of the references. With `prerender`, when the comment is
+    made whatever the duplicates, the template (everything but the summary and the duplicates) is rendered
+    here, and the context is only that text and what the summary reads (less to send between processes)."""
     context = {
         "findings": [_finding_view(f, number) for f in commented_findings(findings)],
         "needs_info": [Safe(nz.plain(k, 40)) for k in needs_info],
@@ -200,10 +200,15 @@ def comment_context(report: Report, findings: tuple[Finding, ...], needs_info: t
                              and not report.environment.vllm_version and report.kind != "installation"),
     }
     if prerender and _says_something(context):
-        template = _template()
-        variables = template.new_context({**context, "duplicates": []})
-        context[PRERENDERED] = {name: "".join(template.blocks[name](variables)) for name in HISTORY_FREE_BLOCKS}
+        return {PRERENDERED: _known_and_rest(context), "summary": _summary_facts(context)}
     return context
+
+
+def _known_and_rest(context: dict[str, Any]) -> tuple[str, str]:
+    """The template's two blocks: what is known (before the duplicates) and the rest (after them)."""
+    template = _template()
+    blocks = template.new_context(context)
+    return "".join(template.blocks["known"](blocks)), "".join(template.blocks["rest"](blocks))
 
 
 def _says_something(context: dict[str, Any]) -> bool:
@@ -211,6 +216,46 @@ def _says_something(context: dict[str, Any]) -> bool:
     no later release raises the message."""
     site = context["site"]
     return bool(context["findings"] or context["needs_info"] or (site and site["changed_since"]))
+
+
+SummaryFacts = tuple[int, Safe | None, bool, bool]   # findings shown, the first one's title, needs info, a site
+
+
+def _summary_facts(context: dict[str, Any]) -> SummaryFacts:
+    findings = context["findings"]
+    return len(findings), findings[0]["title"] if findings else None, bool(context["needs_info"]), bool(context["site"])
+
+
+def _summary(facts: SummaryFacts, duplicates: list[dict[str, Any]]) -> str:
+    """The comment's first line (its values are neutralised already)."""
+    shown, first_title, needs_info, site = facts
+    if shown:
+        more = f" (and {shown - 1} more below)" if shown > 1 else ""
+        again = " It may also have been reported before." if duplicates else ""
+        return f"**vllm-triage:** this looks like a known problem: **{first_title}**{more}.{again}\n\n"
+    if duplicates:
+        numbers = ", ".join(f"#{d['number']}" for d in duplicates)
+        return (f"**vllm-triage:** this may be the same problem as {numbers}; please have a look before digging "
+                "further.\n\n\n")
+    if not needs_info and site:
+        return ("**vllm-triage:** no known problem matched this report, but the error is vLLM's own; where it comes "
+                "from is below.\n\n\n")
+    return ("**vllm-triage:** thanks for the report! Some information is missing before anyone can look into it "
+            "(see below).\n\n\n")
+
+
+def _duplicates(duplicates: list[dict[str, Any]]) -> str:
+    """The list of earlier issues that may be the same problem (their values are neutralised already)."""
+    if not duplicates:
+        return ""
+    items = []
+    for d in duplicates:
+        title = f" {d['title']}" if d["title"] else ""
+        reason = f": {d['reason']}" if d["reason"] else ""
+        via = f" (found through #{d['via']}, which was closed as its duplicate)" if d["via"] else ""
+        items.append(f"- #{d['number']} ({d['state']}){title}{reason}{via}\n")
+    return ("### Possibly the same problem\n\n" + "".join(items)
+            + "\nIf one of them is your problem, a comment or a 👍 there helps more than a new issue.\n\n\n")
 
 
 def _template() -> Any:
@@ -222,22 +267,25 @@ def render_comment(
     number: int | None = None, context: dict[str, Any] | None = None,
 ) -> str | None:
     """Markdown of the comment, or None when nothing useful is known. `number`: the issue's own number, which is
-    left out of the references. `context`: comment_context of the same arguments, when already built."""
+    left out of the references. `context`: comment_context of the same arguments, when already built.
+
+    The comment is the summary, what is known (the template's `known` block), the duplicates, then the rest
+    (its `rest` block): the template does not read the duplicates, so it can be rendered before they are known;
+    the two parts that do are built here, from values neutralised already."""
     if context is None:
         context = comment_context(report, findings, needs_info, number)
     dups = tuple(duplicates)[:MAX_DUPLICATES]
-    if not dups and not _says_something(context):
-        return None
-    variables = {**context, "duplicates": [_candidate_view(c) for c in dups]}
-    template = _template()
     prerendered = context.get(PRERENDERED)
+    if prerendered is None and not dups and not _says_something(context):
+        return None
+    views = [_candidate_view(c) for c in dups]
     if prerendered is None:
-        body = template.render(variables)
+        known, rest = _known_and_rest(context)
+        facts = _summary_facts(context)
     else:
-        blocks = template.new_context(variables)
-        body = "".join(prerendered[name] if name in prerendered else "".join(template.blocks[name](blocks))
-                       for name in BLOCKS)
-    body = _tidy(body)
+        known, rest = prerendered
+        facts = context["summary"]
+    body = _tidy(_summary(facts, views) + known + _duplicates(views) + rest)
     if len(body) > MAX_COMMENT:
         body = body[:MAX_COMMENT].rsplit("\n", 1)[0] + "\n\n…"
     return f"{MARKER}\n{body}"

@@ -11,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.comment import (
-    BLOCKS,
-    HISTORY_FREE_BLOCKS,
     MARKER,
     PRERENDERED,
     Safe,
+    _known_and_rest,
     _template,
     comment_context,
     render_comment,
@@ -188,24 +187,36 @@ def test_a_context_built_beforehand_and_pickled_renders_the_same_comment() -> No
     """Replay's workers build the comment context and send it pickled; the main process renders with it."""
     report = parse(SEED_TITLE, SEED_BODY)
     dup = Candidate(number=120, score=0.8, reason="same error signature", title="PP + MTP fails", state="open")
+    others = (dup, Candidate(number=77, score=0.7, reason="", title="[Bug]:", state="closed", via=90),
+              Candidate(number=5, score=0.6, reason="similar *title*", title="@bob <b>boom</b> #3"))
+    two = (seed_finding(), replace(seed_finding(), rule="other-rule", title="Another known problem"))
     cases = [((seed_finding(),), (dup,), ()), ((seed_finding(),), (), ("environment",)), ((), (dup,), ()),
-             ((), (), ()), ((seed_finding(confidence=0.4),), (), ())]
+             ((), (), ()), ((seed_finding(confidence=0.4),), (), ()), (two, others, ()), (two, (), ()),
+             ((), others, ("environment",)), ((), (), ("environment",))]
     prerendered = 0
     for findings, dups, needs_info in cases:
         whole = render_comment(report, findings, dups, needs_info, number=36643)
         for prerender in (False, True):
             built = comment_context(report, findings, needs_info, number=36643, prerender=prerender)
             context = pickle.loads(pickle.dumps(built))
-            assert isinstance(context["kind"], Safe)
-            prerendered += PRERENDERED in context
+            if PRERENDERED in context:
+                prerendered += 1
+                assert all(isinstance(text, str) for text in context[PRERENDERED])
+                assert findings == () or isinstance(context["summary"][1], Safe)
+            else:
+                assert isinstance(context["kind"], Safe)
             assert render_comment(report, findings, dups, needs_info, number=36643, context=context) == whole
-    assert prerendered == 2   # the cases with something to say whatever the duplicates
+    assert prerendered == 6   # the cases with something to say whatever the duplicates
 
 
-def test_the_comment_template_is_its_blocks_in_order() -> None:
-    """The blocks rendered ahead and the others are put together in BLOCKS' order: that must be the template's."""
-    assert tuple(_template().blocks) == BLOCKS
-    assert set(HISTORY_FREE_BLOCKS) < set(BLOCKS)
+def test_the_template_is_what_is_known_then_the_rest() -> None:
+    """The summary goes before the template's `known` block and the duplicates between it and `rest`: the
+    template holds those two blocks and nothing outside them."""
+    report = parse(SEED_TITLE, SEED_BODY)
+    context = comment_context(report, (seed_finding(),), ("environment",), number=36643)
+    assert tuple(_template().blocks) == ("known", "rest")
+    known, rest = _known_and_rest(context)
+    assert known and rest and _template().render(context) == known + rest
 
 
 # -- nothing from the issue can ping, inject HTML or fake the marker -------------------------------------------
