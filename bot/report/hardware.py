@@ -76,8 +76,20 @@ def _cu_tag(tag: str) -> str:
 
 def _first(rx: re.Pattern[str], lines: list[str], group: int = 1, need: str | None = None,
            low: str | None = None) -> str | None:
-    """The first match in `lines` (only lines holding `need` when given; `low`: the lines joined, lower-case)."""
-    if need is not None and low is not None and need not in low:
+    """The first match in `lines` (only lines holding `need` when given). `low`: the lines joined by "\n" (none
+    holding one), lower-case; the lines holding `need` are then found in it instead of lower-casing every line."""
+    if need is not None and low is not None:
+        k = prev = 0
+        at = low.find(need)
+        while at >= 0:
+            k += low.count("\n", prev, at)
+            m = rx.search(lines[k])
+            if m and m.group(group):
+                return m.group(group)
+            prev = low.find("\n", at)
+            if prev < 0:
+                return None
+            at = low.find(need, prev)
         return None
     for line in lines:
         if need is not None and need not in line.lower():
@@ -287,10 +299,11 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
     kept = lines if skip is None else itertools.compress(lines, map(operator.not_, skip))
     prose = [title, *itertools.islice(kept, MAX_PROSE_LINES)]
     low = "\n".join(prose).lower()
+    lines_low = low if "\n" not in title else None   # the prose lines joined, one a line (what _first reads)
 
     torch = ce.get("torch") or ce.pip.get("torch")
     if not torch:
-        torch = _first(_TORCH_RE, prose, need="torch", low=low)
+        torch = _first(_TORCH_RE, prose, need="torch", low=lines_low)
     hw.torch = (torch.split()[0] if torch else None) or None
     if hw.torch and not valid_version(hw.torch):
         hw.torch = None
@@ -307,7 +320,7 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
                 smi_driver, smi_cuda = m.group(1), m.group(2)
                 break
     if not cuda:
-        cuda = smi_cuda or _first(_CUDA_RE, prose, need="cuda", low=low)
+        cuda = smi_cuda or _first(_CUDA_RE, prose, need="cuda", low=lines_low)
     hw.cuda = cuda
 
     rocm = _num(ce.get("rocm_build")) and ce.get("rocm_build")
@@ -321,23 +334,24 @@ def read(title: str, lines: list[str], ce: CollectEnv, vllm_version: str | None,
                 rocm = m.group(1)
                 break
     if not rocm:
-        rocm = _first(_ROCM_RE, prose, need="rocm", low=low)
+        rocm = _first(_ROCM_RE, prose, need="rocm", low=lines_low)
     hw.rocm = rocm
 
-    hw.driver = _num(ce.get("driver")) or smi_driver or _first(_DRIVER_RE, prose, need="driver", low=low)
+    hw.driver = _num(ce.get("driver")) or smi_driver or _first(_DRIVER_RE, prose, need="driver", low=lines_low)
 
     gpus = [g for g in ce.gpus if g]
     if not gpus and ce.get("intel_gpus"):
         gpus = [ce.get("intel_gpus") or ""]
-    hw.gpus = gpus or _gpus_from_smi(lines) or _prose_gpus(prose)
+    text = "\n".join(lines)   # a word absent from it is in no line
+    hw.gpus = gpus or (_gpus_from_smi(lines) if "|" in text or "UUID" in text else []) or _prose_gpus(prose)
 
-    hw.platform = _platform(ce, hw, lines, prose, vllm_version, low)
+    hw.platform = _platform(ce, hw, lines, prose, vllm_version, low, text)
     hw.os = _os_from_collect_env(ce) or _os_from_prose(prose, low)
 
     py = ce.get("python")
-    hw.python = _num(py) if py else (_first(_PYTHON_RE, prose, need="python", low=low)
-                                     or _first(_PY_PATH_RE, prose, need="python", low=low))
-    tf = ce.pip.get("transformers") or _first(_TRANSFORMERS_RE, prose, need="transformers", low=low)
+    hw.python = _num(py) if py else (_first(_PYTHON_RE, prose, need="python", low=lines_low)
+                                     or _first(_PY_PATH_RE, prose, need="python", low=lines_low))
+    tf = ce.pip.get("transformers") or _first(_TRANSFORMERS_RE, prose, need="transformers", low=lines_low)
     hw.transformers = valid_version(tf) if tf else None
     return hw
 
@@ -368,8 +382,9 @@ _PLATFORM_WORDS = ("rocm", "tpu", "xpu", "cpu backend", "vllm_target_device=cpu"
 
 
 def _platform(ce: CollectEnv, hw: Hardware, lines: list[str], prose: list[str], vllm_version: str | None,
-              prose_low: str) -> str | None:
-    for line in lines:
+              prose_low: str, text: str) -> str | None:
+    """`text`: the lines joined."""
+    for line in lines if "detected platform" in text else ():
         if "detected platform" in line:
             m = _PLATFORM_RE.search(line)
             if m and m.group(1) in _PLATFORMS:

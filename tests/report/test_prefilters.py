@@ -375,3 +375,19 @@ def test_one_not_prose_pattern_like_the_four(line):
 
     four = _LOG_LINE.match(line) or _PIP_LINE.match(line) or _ENV_VAR.match(line) or _COMMAND.match(line)
     assert bool(_NOT_PROSE.match(line)) == bool(four)
+
+
+HW_PIECES = ["torch", "Torch", "TORCH ", "2.1.0", "cuda", " 12.1", "python3.10/", "Python ", "3.11", "driver ",
+             "535.1", "rocm", "6.2", "transformers", "==4.45.0", " ", "x", ":", "İ", "/", "-", "version"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(HW_PIECES), max_size=6).map("".join), min_size=1, max_size=6))
+def test_first_match_found_through_the_joined_text_like_line_by_line(lines):
+    from bot.report import hardware
+
+    low = "\n".join(lines).lower()
+    for rx, need in ((hardware._TORCH_RE, "torch"), (hardware._CUDA_RE, "cuda"), (hardware._PYTHON_RE, "python"),
+                     (hardware._PY_PATH_RE, "python"), (hardware._DRIVER_RE, "driver"),
+                     (hardware._TRANSFORMERS_RE, "transformers")):
+        assert hardware._first(rx, lines, need=need, low=low) == hardware._first(rx, lines, need=need)
