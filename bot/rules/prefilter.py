@@ -1,18 +1,19 @@
-"""Per searchable text, which rule patterns can match anywhere in it, found in a few passes over the text.
+"""Per searchable text, which rule patterns can match anywhere in it.
 
 Conditions then search (for spans and captures) only with the patterns the prefilter reported. Its answer only
 has to be a superset of the real matches, which makes it cheap: each pattern is tried with its counted
 repetitions made open (`[^\\n]{0,80}` as `[^\\n]{0,}`), and how depends on the pattern:
 
-- a pattern every match of which holds a long literal (`required_literals`: "flashinfer", "no kernel image",
-  one of "bfloat16"/"bf16 is not"…) is searched on its own, and only when a first pass of one RE2 Set of all
-  such literals found each of its groups of literals in the text (most texts hold none);
-- a pattern that can match a single character (`\\S`, `\\?|\\bhow\\b`) is searched on its own every time:
-  it matches almost at once, where in a Set it would make nearly every state a matching one;
-- the others (`\\b(support\\w*|run\\w*)\\b…`, whose words are in most texts) go into RE2 Sets of at most
-  `SET_SIZE` patterns, one pass each. A many-match DFA tracks every pattern at once, so counters and dozens of
-  `\\b…[^\\n]*…` patterns multiply into states that each new text builds afresh (one Set of 230 such patterns
-  cost 4 ms a text): few patterns per Set, and as few patterns in Sets as possible.
+- a pattern every match of which holds literals of at least `GATING_LITERAL` characters (`required_literals`:
+  "flashinfer", "no kernel image", one of "gpu"/"card"…) is searched on its own, and only when a first pass of one
+  RE2 Set of every text's literals found each of its groups of literals (most texts hold few). That pass runs
+  once over each part of the report (title, description, body, corrected words, log…), not over every text that
+  joins the part: a text's literals are those of its parts;
+- a pattern that can match a single character (`\\S`) is searched on its own every time;
+- the others (no literal of three characters: `(指定|设置)…`, `\\btp\\s*=\\s*[3567]`) go into RE2 Sets of at most
+  `SET_SIZE` patterns, one pass each. A many-match DFA tracks every pattern at once, so counters and `[^\\n]*`
+  gaps multiply into states that each new report builds afresh (a Set of 33 question patterns cost ~0.4 ms a
+  report on real issues): as few patterns in Sets as possible.
 
 RE2's Set gives up silently when its DFA runs out of memory, so every Set holds a sentinel that always matches:
 a result without the sentinel means "unknown", and every pattern is searched as if there were no prefilter.
@@ -21,7 +22,7 @@ a result without the sentinel means "unknown", and every pattern is searched as 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import re2
@@ -34,6 +35,9 @@ SET_MAX_MEM = 64 << 20
 SET_SIZE = 20
 # a group of literals whose shortest is shorter than this is in too many texts to be worth a search of its own
 STRONG_LITERAL = 5
+# a group of literals gates a search of its own from this length: the Sets cost more than searching the patterns whose
+# every group is in a text, one by one
+GATING_LITERAL = 3
 # a pattern that can match this few characters matches nearly every text, and at once
 MATCHES_ANYTHING = 1
 _RANGE = re.compile(rb"\{(\d+),\d+\}")
@@ -86,34 +90,75 @@ def _new_set() -> object:
 
 
 class Prefilter:
+    """The patterns of every text, and one RE2 Set of all their literals: a report's pieces (its title, body,
+    description, log…) are each passed through it once, and a text's literals are those of the pieces it joins."""
+
     def __init__(self, pairs: Iterable[tuple[Pattern, str]]) -> None:
         by_source: dict[str, dict[int, Pattern]] = {}
         for pattern, source in pairs:
             by_source.setdefault(source, {})[id(pattern)] = pattern
-        self._texts = {source: TextFilter(list(patterns.values())) for source, patterns in by_source.items()}
+        bit_of: dict[frozenset[str], int] = {}      # a group of literals -> its bit, shared by every text
+        self._texts = {source: TextFilter(list(patterns.values()), bit_of) for source, patterns in by_source.items()}
+        bits_of: dict[str, int] = {}                # literal -> the bits of the groups it is in
+        for group, bit in bit_of.items():
+            for literal in sorted(group):
+                bits_of[literal] = bits_of.get(literal, 0) | bit
+        self.literals = _new_set()
+        self.literal_bits: list[int] = []
+        # a literal holding a line break may span two joined pieces: a text of several pieces may hold it
+        self.joined_bits = 0
+        for literal, bits in bits_of.items():
+            self.literals.Add(b"(?i)" + re2.escape(literal.encode("utf-8")))
+            self.literal_bits.append(bits)
+            if "\n" in literal:
+                self.joined_bits |= bits
+        self.literals_sentinel = self.literals.Add(SENTINEL)
+        self.literal_bits.append(0)
+        self.literals.Compile()
 
     def sources(self) -> tuple[str, ...]:
         return tuple(self._texts)
+
+    def holds(self, source: str) -> bool:
+        return source in self._texts
 
     def slot(self, source: str, pattern: Pattern) -> int | None:
         """The index `run` reports for the pattern when it can match in text `source` (None: not prefiltered)."""
         entry = self._texts.get(source)
         return entry.index.get(id(pattern)) if entry is not None else None
 
+    def bits(self, data: bytes) -> int | None:
+        """The bits of the groups of literals found in `data`, from one pass; None when the Set failed."""
+        found = self.literals.Match(data)
+        if not found or self.literals_sentinel not in found:
+            return None
+        bits = 0
+        literal_bits = self.literal_bits
+        for k in found:
+            bits |= literal_bits[k]
+        return bits
+
     def run(self, source: str, data: bytes) -> tuple[set[int], dict[int, int]] | None:
         """(slots that matched, pattern-id -> slot), or None when the source has no patterns or a Set failed."""
+        return self.run_joined(source, self.bits(data), lambda: data)
+
+    def run_joined(self, source: str, bits: int | None,
+                   text: Callable[[], bytes]) -> tuple[set[int], dict[int, int]] | None:
+        """`run` for a text whose literals' `bits` are known (from its pieces); `text()` is read only when a
+        pattern needs searching."""
         entry = self._texts.get(source)
-        if entry is None:
+        if entry is None or bits is None:
             return None
-        matched = entry.run(data)
+        matched = entry.run(bits, text)
         return None if matched is None else (matched, entry.index)
 
 
 class TextFilter:
-    """The patterns of one text, slot i being patterns[i]: those with strong literals searched one by one when
-    their literals are there, the others in Sets."""
+    """The patterns of one text, slot i being patterns[i]: those with literals searched one by one when their
+    literals are there, the others in Sets."""
 
-    def __init__(self, patterns: list[Pattern]) -> None:
+    def __init__(self, patterns: list[Pattern], bit_of: dict[frozenset[str], int] | None = None) -> None:
+        bit_of = {} if bit_of is None else bit_of
         self.patterns: list[Pattern] = []
         self.index: dict[int, int] = {}
         slot_of: dict[bytes, int] = {}          # patterns written alike (every rule's own `\\S`) share a slot
@@ -125,33 +170,27 @@ class TextFilter:
             self.index[id(pattern)] = slot_of[key]
         patterns = self.patterns
         self.always: list[int] = []             # slots searched on their own for every text
-        self.needs: dict[int, int] = {}         # slot searched on its own -> bit mask of its groups of literals
-        bits_of: dict[str, int] = {}            # literal -> the groups it is in
+        # slots searched on their own when their groups' literals are in the text: by the bit of their most selective
+        # group, (slot, the bits of all its groups)
+        self.needs: dict[int, list[tuple[int, int]]] = {}
+        self.keys = 0                           # the bits of those most selective groups
         in_sets: list[int] = []
-        groups_seen = 0
         for slot, pattern in enumerate(patterns):
-            groups = strong_literals(pattern)
+            groups = literal_groups(pattern)
             if not groups and matches_anything(pattern):
                 self.always.append(slot)
             elif not groups:
                 in_sets.append(slot)
-            for group in groups:
-                bit = 1 << groups_seen
-                groups_seen += 1
-                self.needs[slot] = self.needs.get(slot, 0) | bit
-                for literal in sorted(group):
-                    bits_of[literal] = bits_of.get(literal, 0) | bit
+            else:
+                need = 0
+                for group in groups:
+                    need |= bit_of.setdefault(group, 1 << len(bit_of))
+                key = bit_of[groups[0]]
+                self.needs.setdefault(key, []).append((slot, need))
+                self.keys |= key
         # compiled now, not on first use: replay's workers fork after loading the rules and share them
-        self.singles = {slot: _single(patterns[slot]) for slot in (*self.always, *self.needs)}
-        self.literals = _new_set()
-        self.literal_bits: list[int] = []
-        self.literal_slots: list[tuple[int, ...]] = []
-        for literal, bits in bits_of.items():
-            self.literals.Add(b"(?i)" + re2.escape(literal.encode("utf-8")))
-            self.literal_bits.append(bits)
-            self.literal_slots.append(tuple(s for s, need in self.needs.items() if need & bits))
-        self.literals_sentinel = self.literals.Add(SENTINEL)
-        self.literals.Compile()
+        gated = (slot for needs in self.needs.values() for slot, _ in needs)
+        self.singles = {slot: _single(patterns[slot]) for slot in (*self.always, *gated)}
         self.sets: list[tuple[object, int, list[int]]] = []   # (Set, its sentinel, the slot of each index)
         for start in range(0, len(in_sets), SET_SIZE):
             compiled = _new_set()
@@ -165,28 +204,26 @@ class TextFilter:
             compiled.Compile()
             self.sets.append((compiled, sentinel, slots))
 
-    def candidates(self, data: bytes) -> set[int] | None:
-        """The slots searched on their own whose every group has a literal in `data`; None when the Set failed."""
-        found = self.literals.Match(data)
-        if not found or self.literals_sentinel not in found:
-            return None
-        have = 0
-        touched: set[int] = set()
-        for k in found:
-            if k != self.literals_sentinel:
-                have |= self.literal_bits[k]
-                touched.update(self.literal_slots[k])
-        needs = self.needs
-        return {slot for slot in touched if needs[slot] & have == needs[slot]}
+    def candidates(self, bits: int) -> list[int]:
+        """The slots searched on their own whose every group has a literal among `bits`."""
+        out = []
+        keys = bits & self.keys
+        while keys:
+            key = keys & -keys
+            keys ^= key
+            out += [slot for slot, need in self.needs[key] if need & bits == need]
+        return out
 
-    def run(self, data: bytes) -> set[int] | None:
-        """The slots whose pattern (with open repeats) matches somewhere in `data`; None when a Set failed."""
-        candidates = self.candidates(data)
-        if candidates is None:
-            return None
-        candidates.update(self.always)
+    def run(self, bits: int, text: Callable[[], bytes]) -> set[int] | None:
+        """The slots whose pattern (with open repeats) matches somewhere in `text()`, the literals of which are
+        `bits`; None when a Set failed."""
+        searched = self.candidates(bits)
+        searched += self.always
+        if not searched and not self.sets:
+            return set()
+        data = text()
         singles = self.singles
-        matched = {slot for slot in candidates if singles[slot].search(data) is not None}
+        matched = {slot for slot in searched if singles[slot].search(data) is not None}
         for compiled, sentinel, slots in self.sets:
             result = compiled.Match(data)
             if not result or sentinel not in result:
@@ -202,8 +239,13 @@ def matches_anything(pattern: Pattern) -> bool:
 
 
 def strong_literals(pattern: Pattern) -> list[frozenset[str]]:
-    """The groups of literals long enough to gate a search of `pattern` of its own; [] puts it in a Set."""
+    """The groups of literals long enough to be in few texts."""
     return [g for g in required_literals(pattern.source) if min(map(len, g)) >= STRONG_LITERAL]
+
+
+def literal_groups(pattern: Pattern) -> list[frozenset[str]]:
+    """The groups of literals that gate a search of `pattern` of its own; [] puts it in a Set."""
+    return [g for g in required_literals(pattern.source) if min(map(len, g)) >= GATING_LITERAL]
 
 
 def _single(pattern: Pattern) -> Any:

@@ -27,6 +27,9 @@ class Texts:
         self.wording = wording          # bot.wording.Wording of the rule set's text patterns, or None
         self._possible: dict[str, Any] = {}
         self._bytes: dict[str, bytes] = {}
+        self._parts: dict[str, list[str]] = {}
+        self._machines: dict[str, str] = {}
+        self._part_bits: dict[int, int | None] = {}
         self._searches: dict[tuple[int, str], Any] = {}
         self._flags: dict[str, Any] | None = None
         self._frames: tuple[Frame, ...] | None = None
@@ -42,11 +45,26 @@ class Texts:
         return data
 
     def prefiltered(self, name: str) -> Any:
-        """The prefilter's result over text `name` (see Prefilter.run), computed once; None when unknown."""
+        """The prefilter's result over text `name` (see Prefilter.run), computed once; None when unknown. The
+        literals of each part of the text are found once, however many texts join it."""
         if self.prefilter is None:
             return None
         if name not in self._possible:
-            self._possible[name] = self.prefilter.run(name, self.text(name))
+            if not self.prefilter.holds(name):
+                self._possible[name] = None
+                return None
+            parts = self.parts(name)
+            bits: int | None = self.prefilter.joined_bits if len(parts) > 1 else 0
+            for part in parts:
+                found = self._part_bits.get(id(part), -1)
+                if found == -1:
+                    found = self.prefilter.bits(part.encode("utf-8", "replace")[:MAX_SEARCH_BYTES])
+                    self._part_bits[id(part)] = found
+                if found is None:
+                    bits = None
+                    break
+                bits |= found
+            self._possible[name] = self.prefilter.run_joined(name, bits, lambda: self.text(name))
         return self._possible[name]
 
     def may_match(self, pattern: Any, name: str) -> bool:
@@ -59,35 +77,46 @@ class Texts:
         return slot is None or slot in matched
 
     def _build(self, name: str) -> str:
-        """The text `name`. Without a suffix, the title is evidence too: `error`, `log` and `messages` end with the
-        title's line, and `title`, `description`, `body` and `any` are read with words corrected toward the rules'
-        keywords (bot/wording.py). `NAME:own` is the report's own text only (`error:own`: the body's errors),
-        `NAME:exact` the text as written."""
+        return "\n".join(self.parts(name))
+
+    def parts(self, name: str) -> list[str]:
+        """The parts that, joined by line breaks, are the text `name`. Without a suffix, the title is evidence
+        too: `error`, `log` and `messages` end with the title's line, and `title`, `description`, `body` and `any`
+        are read with words corrected toward the rules' keywords (bot/wording.py). `NAME:own` is the report's own
+        text only (`error:own`: the body's errors), `NAME:exact` the text as written."""
+        parts = self._parts.get(name)
+        if parts is None:
+            parts = self._parts[name] = self._split(name)
+        return parts
+
+    def _split(self, name: str) -> list[str]:
         r = self.report
         base, _, variant = name.partition(":")
         if base in ("log", "error", "messages"):
-            text = self._machine(base)
+            text = self._machines.get(base)
+            if text is None:
+                text = self._machines[base] = self._machine(base)
             title = r.title_text or r.title
-            return text + "\n" + title if variant != "own" and title else text
+            return [text, title] if variant != "own" and title else [text]
         if base == "frames":
-            return "\n".join(f"{f.file}\n{f.function or ''}" for f in self.frames)
+            return ["\n".join(f"{f.file}\n{f.function or ''}" for f in self.frames)]
         if base == "title":
-            text = r.title
+            parts = [r.title]
         elif base == "description":
-            text = r.description or r.body
+            parts = [r.description or r.body]
         elif base == "body":
-            text = r.body
+            parts = [r.body]
         elif base == "any":
-            text = r.title + "\n" + (r.description or r.body)
+            parts = [r.title, r.description or r.body]
         else:
             raise KeyError(name)
         if variant == "exact" or self.wording is None:
-            return text
+            return parts
         # the reporter's words as corrected, after the text as written: a keyword matches either
         fixed = [self.corrected_title] if base in ("title", "any") and self.corrected_title is not r.title else []
         if base != "title" and self.corrected_prose is not None:
             fixed.append(self.corrected_prose)
-        return "\n".join([text, *fixed]) if fixed else text
+        return parts + fixed
 
     def _machine(self, name: str) -> str:
         r = self.report

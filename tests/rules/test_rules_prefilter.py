@@ -10,7 +10,7 @@ import re2
 from bot.report import parse
 from bot.rules import gate, load_rules
 from bot.rules.prefilter import Prefilter, _opened
-from bot.rules.regex import Pattern
+from bot.rules.regex import MAX_SEARCH_BYTES, Pattern
 from bot.rules.required import required_literals, shortest_match
 from bot.rules.texts import Texts
 
@@ -85,13 +85,42 @@ def test_every_match_of_a_rule_pattern_holds_a_literal_of_each_group():
 
 @pytest.mark.parametrize("source", sorted(RULES._prefilter[0].sources()))
 def test_literal_pass_single_searches_and_sets_agree_with_searching_every_pattern(source):
-    entry = RULES._prefilter[0]._texts[source]
+    prefilter = RULES._prefilter[0]
+    entry = prefilter._texts[source]
     reference = [(slot, re2.compile(_opened(p))) for slot, p in enumerate(entry.patterns)]
     for texts in TEXTS:
         data = texts.text(source)
-        matched = entry.run(data)
+        matched, _ = prefilter.run(source, data)
+        by_parts, _ = texts.prefiltered(source)     # the literals found part by part
         for slot, regexp in reference:
-            assert (slot in matched) == (regexp.search(data) is not None), entry.patterns[slot].source
+            found = regexp.search(data) is not None
+            assert (slot in matched) == found == (slot in by_parts), entry.patterns[slot].source
+
+
+def test_a_text_holds_the_literals_of_its_parts():
+    prefilter = RULES._prefilter[0]
+    for texts in TEXTS:
+        for source in prefilter.sources():
+            parts = texts.parts(source)
+            assert "\n".join(parts).encode("utf-8", "replace")[:MAX_SEARCH_BYTES] == texts.text(source)
+            joined = prefilter.bits(texts.text(source))
+            each = [prefilter.bits(p.encode("utf-8", "replace")) for p in parts]
+            assert joined is not None and None not in each
+            union = 0
+            for bits in each:
+                union |= bits
+            assert joined & ~union == 0, source    # the parts' literals hold every literal of the text
+
+
+def test_a_literal_with_a_line_break_is_taken_as_in_every_text_of_several_parts():
+    pattern = Pattern.compile(r"first line\nsecond")
+    prefilter = Prefilter([(pattern, "any")])
+    report = parse("first line", "second line of the body, long enough to be a description")
+    texts = Texts(report, prefilter)
+    assert texts.parts("any") == [report.title, report.description or report.body]
+    assert prefilter.joined_bits
+    assert texts.may_match(pattern, "any")
+    assert texts.search(pattern, "any") is not None
 
 
 def test_the_prose_texts_use_every_path():
@@ -101,7 +130,7 @@ def test_the_prose_texts_use_every_path():
     pattern = Pattern.compile(r"\?|\bhow\b")
     entry = Prefilter([(pattern, "title"), (Pattern.compile(r"\?|\bhow\b"), "title")])._texts["title"]
     assert entry.always == [0] and len(entry.index) == 2    # patterns written alike are searched once
-    assert entry.run(b"how do I") == {0} and entry.run(b"it fails") == set()
+    assert entry.run(0, lambda: b"how do I") == {0} and entry.run(0, lambda: b"it fails") == set()
 
 
 def test_the_prefilter_holds_the_patterns_the_gates_need():
@@ -127,14 +156,15 @@ class _GaveUp:
 
 @pytest.mark.parametrize("which", ["literals", "sets"])
 def test_a_set_that_gives_up_makes_the_answer_unknown(which):
-    patterns = [Pattern.compile(r"\b(?:support\w*|run\w*)\b[^\n]{0,80}\bgpu\w*"),
+    patterns = [Pattern.compile(r"\b(?:on|at) \d+ ?(?:x|of)\b[^\n]{0,80}\bgp\w*"),   # no literal: in a Set
                 Pattern.compile(r"no kernel image (?:is )?available")]
     prefilter = Prefilter([(p, "body") for p in patterns])
-    text = b"we support running it on this gpu: no kernel image is available"
+    text = b"we run it on 8 x gpus: no kernel image is available"
     assert prefilter.run("body", text) == ({0, 1}, {id(p): i for i, p in enumerate(patterns)})
     entry = prefilter._texts["body"]
+    assert entry.sets and entry.needs
     if which == "literals":
-        entry.literals = _GaveUp()
+        prefilter.literals = _GaveUp()
     else:
         entry.sets[0] = (_GaveUp(), *entry.sets[0][1:])
     assert prefilter.run("body", text) is None
