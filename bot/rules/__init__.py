@@ -94,9 +94,9 @@ class RuleSet:
         texts = Texts(report, self._prefilter[0], self._wording[0])
         possible = self._possible(texts)
         fired: dict[str, Finding] = {}
-        for i, rule in enumerate(self.rules):
-            if i not in possible:
-                continue  # the prefilter proved the rule's match cannot hold
+        rules = self.rules
+        for i in sorted(possible):   # the others: the prefilter proved their match cannot hold
+            rule = rules[i]
             finding = evaluate_rule(rule, report, texts)
             if finding is not None:
                 fired[rule.id] = finding

@@ -121,11 +121,11 @@ class Texts:
     def _machine(self, name: str) -> str:
         r = self.report
         if name == "log":
-            return "\n".join(line[:MAX_LINE] for line in r.log_lines)
+            return _joined(r.log_lines)
         if name == "error":
             lines = [f"{e.type}: {e.message[:MAX_MESSAGE]}" for e in r.exceptions]
-            lines += [line[:MAX_LINE] for line in r.error_lines]
-            return "\n".join(lines)
+            lines.append(_joined(r.error_lines))
+            return "\n".join(lines if r.error_lines else lines[:-1])
         return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
 
     @property
@@ -203,6 +203,13 @@ class Texts:
     def compute_capabilities(self) -> tuple[float, ...]:
         ccs = (compute_capability(g) for g in self.report.environment.gpus)
         return tuple(sorted({c for c in ccs if c is not None}))
+
+
+def _joined(lines: tuple[str, ...]) -> str:
+    """The lines joined, each cut to MAX_LINE (one pass of `max` finds that none needs cutting)."""
+    if not lines or max(map(len, lines)) <= MAX_LINE:
+        return "\n".join(lines)
+    return "\n".join(line[:MAX_LINE] for line in lines)
 
 
 def decode_json_value(value: Any) -> Any:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import re2
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.report import parse
 from bot.rules import gate, load_rules
 from bot.rules.prefilter import Prefilter, _opened
 from bot.rules.regex import MAX_SEARCH_BYTES, Pattern
 from bot.rules.required import required_literals, shortest_match
-from bot.rules.texts import Texts
+from bot.rules.texts import Texts, _joined
 
 RULES = load_rules()
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -168,3 +171,18 @@ def test_a_set_that_gives_up_makes_the_answer_unknown(which):
     else:
         entry.sets[0] = (_GaveUp(), *entry.sets[0][1:])
     assert prefilter.run("body", text) is None
+
+
+@given(st.lists(st.text(alphabet="ab\n", max_size=12), max_size=6), st.integers(min_value=1, max_value=10))
+def test_lines_are_joined_as_when_each_is_cut(lines, limit):
+    with patch("bot.rules.texts.MAX_LINE", limit):
+        assert _joined(tuple(lines)) == "\n".join(line[:limit] for line in lines)
+
+
+def test_the_error_text_holds_the_exceptions_then_the_error_lines():
+    report = parse("[Bug]: build fails", "```\nERROR: Could not build wheels for vllm\n```\n"
+                   "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: bad value\n")
+    texts = Texts(report)
+    lines = [f"{e.type}: {e.message}" for e in report.exceptions] + list(report.error_lines)
+    assert report.exceptions and report.error_lines
+    assert texts.text("error:own") == "\n".join(lines).encode()
