@@ -12,7 +12,7 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -288,8 +288,7 @@ class MemoryIndexStore:
                     if (plist := self._live(t)) is not None and plist.docs]
         best_sums = _summed_best      # a few postings (a small history) cost less in a loop than NumPy's calls
         if sum(len(docs) for docs, _, _ in postings) >= COMPILED_SUMS_FROM:
-            with suppress(ImportError):   # an environment installed before NumPy was a dependency: the loop
-                from bot.dupes.postings_sums import best_sums
+            from bot.dupes.postings_sums import best_sums
         numbers = self._numbers
         left_out: set[int] = set()
         if exclude is not None and exclude in self._doc_ids:

@@ -1,6 +1,5 @@
 """The compact in-memory store returns exactly what was put, and agrees with SQLite on every read."""
 
-import sys
 from unittest.mock import patch
 
 import pytest
@@ -138,8 +137,6 @@ def test_best_is_the_sorted_sums_of_the_postings_loop(issues, query, limit, excl
     assert store.best({}, limit) == []
     with patch("bot.dupes.store.COMPILED_SUMS_FROM", 0):                   # NumPy's sums
         assert store.best(query, limit, exclude, before) == expected
-        with patch.dict(sys.modules, {"bot.dupes.postings_sums": None}):  # NumPy missing: the plain loop
-            assert store.best(query, limit, exclude, before) == expected
     with patch("bot.dupes.store.COMPILED_SUMS_FROM", 1 << 30):             # few postings: the plain loop
         assert store.best(query, limit, exclude, before) == expected
 
