@@ -492,16 +492,14 @@ def parse_non_default_args(lines: tuple[str, ...]) -> dict[str, Any] | None:
 _SERVING = frozenset({"vllm-serve", "api-server", "docker", "compose", "python-llm"})
 
 
-def merge_flags(commands: tuple[Command, ...], non_default_args: dict[str, Any] | None,
-                positions: tuple[int, ...] = (), error_at: int | None = None, *,
+def merge_flags(commands: tuple[Command, ...], non_default_args: dict[str, Any] | None, *,
                 where: Callable[[], tuple[tuple[int, ...], int | None]] | None = None) -> dict[str, Any]:
     """The flags of the run the report is about; `non-default args` (that run's own log) win.
 
     Several serving commands are usually several attempts ("this fails … this works"), so only one of them counts:
-    the one that agrees most with `non-default args`, else the last one pasted before the error (`positions` are
-    the commands' offsets in the body, -1 unknown; `error_at` the offset of the first traceback or error), else
-    the last one. Other commands (ray start, pip) add their flags in order. `where`, when given, returns
-    (positions, error_at), and is called only when they are needed."""
+    the one that agrees most with `non-default args`, else the last one pasted before the error, else the last one.
+    Other commands (ray start, pip) add their flags in order. `where` returns (the commands' offsets in the body,
+    -1 unknown; the offset of the first traceback or error), and is called only when they are needed."""
     nda = non_default_args or {}
     serving = [i for i, c in enumerate(commands) if c.entrypoint in _SERVING and c.flags]
     chosen: int | None = None
@@ -510,8 +508,7 @@ def merge_flags(commands: tuple[Command, ...], non_default_args: dict[str, Any] 
             agree = [sum(1 for k, v in commands[i].flags.items() if k in nda and nda[k] == v) for i in serving]
             if max(agree) > 0:
                 chosen = max((a, i) for a, i in zip(agree, serving, strict=True))[1]
-        if chosen is None and where is not None:
-            positions, error_at = where()
+        positions, error_at = where() if chosen is None and where is not None else ((), None)
         if chosen is None and error_at is not None and len(positions) == len(commands):
             before = [i for i in serving if 0 <= positions[i] < error_at]
             chosen = before[-1] if before else None

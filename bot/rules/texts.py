@@ -124,8 +124,9 @@ class Texts:
             return _joined(r.log_lines)
         if name == "error":
             lines = [f"{e.type}: {e.message[:MAX_MESSAGE]}" for e in r.exceptions]
-            lines.append(_joined(r.error_lines))
-            return "\n".join(lines if r.error_lines else lines[:-1])
+            if r.error_lines:
+                lines.append(_joined(r.error_lines))
+            return "\n".join(lines)
         return "\n".join(e.message[:MAX_MESSAGE] for e in r.exceptions)
 
     @property

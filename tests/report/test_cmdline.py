@@ -233,9 +233,6 @@ def test_several_attempts_flags_come_from_the_command_that_non_default_args_conf
 def test_several_attempts_without_a_log_take_the_command_before_the_error():
     a = only("vllm serve org/m --dtype float16")
     b = only("vllm serve org/m --enforce-eager")
-    assert merge_flags((a, b), None, (10, 300), 120) == {"model": "org/m", "dtype": "float16"}
-    assert merge_flags((a, b), None, (10, 300), None) == {"model": "org/m", "enforce_eager": True}
-    # the offsets computed on demand give the same choice
     assert merge_flags((a, b), None, where=lambda: ((10, 300), 120)) == {"model": "org/m", "dtype": "float16"}
     assert merge_flags((a, b), None, where=lambda: ((10, 300), None)) == {"model": "org/m", "enforce_eager": True}
 
