@@ -5,12 +5,15 @@
     .venv/bin/python -m bench --sizes 10000   # choose the history sizes
     .venv/bin/python -m bench --only replay worst
     .venv/bin/python -m bench --baseline /tmp/old   # also run the replay section on an older tree, same corpus
+    .venv/bin/python -m bench --only replay --export issues.jsonl   # real reports as the new issues
 
 Sections: replay (bench/replay_bench.py: throughput, per-stage latency, duplicate query cost, RSS), app
 (bench/app_bench.py: webhook ack at 50/200 concurrent deliveries, end to end on the fake GitHub), worst
 (bench/worst_bench.py), components (the per-module benches: environment, logs, rules, dupes with SQLite).
 `--baseline DIR` takes a checkout of an older commit (`git archive <commit> | tar -x -C DIR`) and imports
 its `bot` package for a second replay run, so before/after ratios come from one run on one machine.
+`--export FILE` replays an issue export's reports (real ones, kept on your machine) as the new issues over the
+synthetic history: the synthetic corpus understates the rules and labels stages on real text.
 """
 
 from __future__ import annotations
@@ -35,14 +38,16 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_replay(sizes: list[int], queries: int, jobs: int, seed: int, tree: str | None = None) -> dict[str, Any]:
+def run_replay(sizes: list[int], queries: int, jobs: int, seed: int, tree: str | None = None,
+               export: str | None = None) -> dict[str, Any]:
     """bench.replay_bench in a fresh process (its own peak RSS), importing `bot` from `tree` when given."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     code = ("import sys\n"
             + (f"sys.path.insert(0, {tree!r})\nimport bot\nsys.path.insert(0, {str(ROOT)!r})\n" if tree else "")
             + "import json\nfrom bench.replay_bench import run\n"
-            f"r = run({sizes!r}, {queries}, {jobs}, {seed}, log=lambda m: print(m, file=sys.stderr, flush=True))\n"
+            f"r = run({sizes!r}, {queries}, {jobs}, {seed}, log=lambda m: print(m, file=sys.stderr, flush=True), "
+            f"export={export!r})\n"
             f"r['bot'] = bot.__file__ if 'bot' in dir() else None\n"
             f"open({out!r}, 'w').write(json.dumps(r))\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT,
@@ -199,19 +204,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     ap.add_argument("--baseline", metavar="DIR", help="an older checkout: replay it too, same corpus, for ratios")
+    ap.add_argument("--export", metavar="FILE", help="new issues from this issue export (real reports) instead of "
+                    "the synthetic corpus")
     ap.add_argument("--out", default=str(RESULTS / "latest.md"))
     a = ap.parse_args(argv)
+    if a.export and not os.access(a.export, os.R_OK):
+        ap.error(f"--export {a.export}: not a readable file")
+    export = os.path.abspath(a.export) if a.export else None
     sizes = a.sizes or ([1000, 3000] if a.quick else [10_000, 100_000])
     queries = a.queries or (100 if a.quick else 1000)
     sections = a.only or (("replay", "app", "worst") if a.quick else SECTIONS)
     started = time.perf_counter()
     results: dict[str, Any] = {}
     if "replay" in sections:
-        log(f"replay: history {', '.join(f'{s:,}' for s in sizes)}, {queries} new issues per measurement")
-        results["replay"] = run_replay(sizes, queries, a.jobs, a.seed)
+        log(f"replay: history {', '.join(f'{s:,}' for s in sizes)}, {queries} new issues per measurement"
+            + (f" from {export}" if export else ""))
+        results["replay"] = run_replay(sizes, queries, a.jobs, a.seed, export=export)
         if a.baseline:
             log(f"replay (baseline {a.baseline})")
-            results["baseline"] = run_replay(sizes, queries, a.jobs, a.seed, tree=a.baseline)
+            results["baseline"] = run_replay(sizes, queries, a.jobs, a.seed, tree=a.baseline, export=export)
     if "app" in sections:
         from bench import app_bench
 
@@ -229,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     parts = [f"# vllm-triage benchmarks{' (quick)' if a.quick else ''}", "", machine(), "",
              f"`python -m bench {' '.join(argv if argv is not None else sys.argv[1:])}`".replace(" `", "`"), "",
              table(results)]
+    if export and "replay" in results:
+        first = results["replay"]["sizes"][min(results["replay"]["sizes"])]["replay_n"].get("issues", 0)
+        parts[-1:-1] = [f"New issues: the reports of `{os.path.basename(export)}` ({first} per measurement, each "
+                        "replayed once), not the synthetic corpus.", ""]
     if "replay" in results:
         parts += ["", "## Per-stage latency" + (" and before/after" if "baseline" in results else ""), "",
                   stage_table(results["replay"], results.get("baseline"))]

@@ -1,6 +1,7 @@
 """Replay with a large history: throughput, per-stage latency, duplicate query cost and peak RSS.
 
     .venv/bin/python -m bench.replay_bench [--sizes 10000 100000] [--queries 1000] [--jobs 2] [--json OUT]
+                                           [--export FILE]
 
 One in-memory duplicate index grows through the sizes (the synthetic corpus of bench/corpus.py, history built
 with `--jobs` worker processes: parse, rules, document). At each size three sets of new issues (generated
@@ -8,6 +9,9 @@ after the history, each from its own seed, so they never duplicate each other) a
   * latency: the pipeline stage by stage (parse, rules, labels, duplicates, render, index add), timed per issue;
   * replay: `bot.replay.replay` sequentially, then with `--jobs` workers (wall time and this process's CPU time).
 The queries stay in the index afterwards (3 × queries extra issues in the next size's history).
+With `--export FILE` (an issue export kept on your machine: real reports), the three sets are its issues instead,
+split in three (each issue replayed once, renumbered after the history): the synthetic corpus repeats its
+vocabulary, which keeps RE2's lazily built automata warm, so on real reports the rules and labels stages cost more.
 Peak RSS is this process's high-water mark (getrusage) after the largest size, plus the index's own growth.
 """
 
@@ -22,13 +26,14 @@ import resource
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from bench.corpus import Generator
 from bot.comment import render_comment
 from bot.dupes import DuplicateIndex
 from bot.dupes.document import build_doc
-from bot.export import IssueRecord
+from bot.export import ExportProblem, IssueRecord, read_export
 from bot.labels import topic_labels
 from bot.replay import ReplaySummary, replay
 from bot.report import parse
@@ -78,6 +83,19 @@ def grow(index: DuplicateIndex, gen: Generator, rules: RuleSet, start: int, n: i
 def records(seed: int, n: int, start: int) -> list[IssueRecord]:
     return [IssueRecord(number=i["number"], title=i["title"], body=i["body"], created_at=i["created_at"],
                         state=i["state"], url=i["html_url"]) for i in Generator(seed).issues(n, start=start)]
+
+
+def export_records(path: str) -> list[IssueRecord]:
+    """The export's issues in creation order (unreadable lines skipped, as replay does)."""
+    issues = [i for i in read_export(path) if not isinstance(i, ExportProblem)]
+    return sorted(issues, key=lambda i: (i.created_at, i.number))
+
+
+def export_sets(issues: list[IssueRecord], queries: int, start: int) -> list[list[IssueRecord]]:
+    """Three disjoint sets of at most `queries` issues each (every third issue, so each spans the export's dates),
+    renumbered from `start` so that they never collide with the history's numbers."""
+    return [[replace(issue, number=start + k * queries + i) for i, issue in enumerate(issues[k::3][:queries])]
+            for k in range(3)]
 
 
 def pct(values: list[float], p: float) -> float:
@@ -141,13 +159,15 @@ def rss_mb() -> float:
     return 0.0
 
 
-def run(sizes: list[int], queries: int, jobs: int, seed: int = 0, log=print) -> dict[str, Any]:
+def run(sizes: list[int], queries: int, jobs: int, seed: int = 0, log=print,
+        export: str | None = None) -> dict[str, Any]:
     rules = load_rules()
+    real = export_records(export) if export else None
     gen = Generator(seed)
     index = DuplicateIndex()
     gc.collect()
     base_rss = rss_mb()
-    out: dict[str, Any] = {"queries": queries, "jobs": jobs, "seed": seed, "sizes": {}}
+    out: dict[str, Any] = {"queries": queries, "jobs": jobs, "seed": seed, "sizes": {}, "export": export}
     have = 0
     build_s = 0.0
     for size in sorted(sizes):
@@ -157,9 +177,11 @@ def run(sizes: list[int], queries: int, jobs: int, seed: int = 0, log=print) -> 
         log(f"  history {size:,}: built in {build_s:.0f} s ({size / build_s:.0f} issues/s with {jobs} workers)")
         row: dict[str, Any] = {"history": len(index), "build_s": build_s}
         start = QUERY_BASE + size * 10
-        row["latency"] = latency(index, rules, records(seed + size + 1, queries, start))
-        row["replay_1"] = throughput(index, rules, records(seed + size + 2, queries, start + queries), 1)
-        row["replay_n"] = throughput(index, rules, records(seed + size + 3, queries, start + 2 * queries), jobs)
+        sets = export_sets(real, queries, start) if real is not None else \
+            [records(seed + size + k, queries, start + (k - 1) * queries) for k in (1, 2, 3)]
+        row["latency"] = latency(index, rules, sets[0])
+        row["replay_1"] = throughput(index, rules, sets[1], 1)
+        row["replay_n"] = throughput(index, rules, sets[2], jobs)
         row["rss_mb"] = rss_mb()
         row["index_rss_mb"] = rss_mb() - base_rss
         out["sizes"][size] = row
@@ -178,8 +200,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--export", help="replay this export's issues (real reports) as the new issues")
     a = ap.parse_args()
-    result = run(a.sizes, a.queries, a.jobs, a.seed, log=lambda m: print(m, file=sys.stderr))
+    result = run(a.sizes, a.queries, a.jobs, a.seed, log=lambda m: print(m, file=sys.stderr), export=a.export)
     text = json.dumps(result, indent=2)
     if a.json:
         with open(a.json, "w") as f:
