@@ -101,7 +101,9 @@ class Word:
 # model families, for "support <family…>" / "is <family…> supported"
 _FAMILIES = (r"\b(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|internvl|internlm|minicpm|phi|kimi|minimax|"
              r"baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
-             r"paligemma|cohere|aya|starcoder|codellama|gpt-oss|grok|seed-oss|step\d?)")
+             r"paligemma|cohere|aya|starcoder|codellama|gpt-oss|grok|seed-oss|step\d?)"
+             # (not a project named after one: "llama.cpp", "llama-cpp-python")
+             r"(?![-_.]?cpp\b)")
 
 WORDS: tuple[Word, ...] = (
     Word("speculative-decoding", r"\bspec\w{0,12}\s*[-_ ]?decod\w*|\bspec[-_ ]?dec\b|\bspeculat\w*"),
@@ -196,9 +198,16 @@ WORDS: tuple[Word, ...] = (
                            r"\bminicpm[-_]?(llama\d?[-_]?|\d(\.\d)?[-_]?)?[ov](?![a-z])|"
                            r"\bqwen\d?(\.\d)?-?audio\b|"
                            r"\bflorence[-_ ]?2?\b|\bvision[-_ ]language\b|\bmolmo\b|\bidefics\w*|\bpaligemma\w*|多模态|"
-                           r"\bwhisper\b|\blimit[-_ ]mm[-_ ]per[-_ ]prompt\b"),
+                           r"\bwhisper\b|\blimit[-_ ]mm[-_ ]per[-_ ]prompt\b|"
+                           # a vision encoder in a model's name ("…-CLIP-ViT", "SigLIP")
+                           r"(?<![a-z])vit(?![a-z])|\bsiglip\w*"),
+    # giving the model an image (a video, a sound) is a multimodal input
+    Word("multi-modality", r"\b(pass\w*|send\w*|upload\w*|feed\w*|provid\w*|attach\w*|input\w*|includ\w*)"
+                           r"( (an?|the|my|multiple|several|many|two|base64|local))? (images?|videos?|audio|pictures?|"
+                           r"photos?|frames)\b"),
     Word("multi-modality", r"(?<!kernel )(?<!docker )(?<!container )(?<!base )\b(images?|videos?|audio)\b", 0.5, 0.3),
-    Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b"),
+    Word("torch.compile", r"\btorch\.?compile\b|\b(torch)?inductor\b|\bdynamo\b|\bcompilation[-_ ]config\b|"
+                          r"\bvllm[-_ ]compile\b"),
     Word("torch.compile", r"\bcuda ?graphs?\b|\bcudagraph\w*|\benforce[-_ ]eager\b", 0.5, 0.3),
     Word("lora", r"\bs?lora\b|\blora[-_ ](adapter|module)s?\b|\benable[-_ ]lora\b|\bmulti[-_ ]?lora\b"),
     # ("OpenAPI server": the OpenAI server misnamed, as no server serves only an OpenAPI spec)
@@ -272,7 +281,7 @@ WORDS: tuple[Word, ...] = (
     Word("new-model", r"支持\W{0,3}" + _FAMILIES, 1.0, 0.5),   # "(是否)支持 <model>": is <model> supported
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
-    Word("new-model", r"\b(support|add)( for)? (a |the )?new model\b|"
+    Word("new-model", r"\b(support|add)( for)? (a |the )?new model\b|\bnew models? support\b|"
                       r"\bmodel (architecture|type) .{0,40}not supported\b|"
                       r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
     # the reporter isolated the model: others work, or the same model works in Hugging Face transformers (not a
@@ -291,7 +300,9 @@ WORDS: tuple[Word, ...] = (
                         r"(regression|degradation|drop)\b|\btokens?/s\b|\bttft\b|\btpot\b|\b(inference|generation|"
                         r"decod\w*|serving|load(ing)?|start[-_ ]?up) speed\b|\bspeed (of|up)\b|"
                         r"\bperform(s|ed|ing)?( \w+)? (poorly|poor|worse|badly|slow\w*)\b|\boutperform\w*|"
-                        r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b", 1.0, 0.3),
+                        r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b|"
+                        # how long the server takes to come up
+                        r"\bcold[-_ ]?starts?\b|\b(start[-_ ]?up|boot|loading) (times?|latency)\b", 1.0, 0.3),
     # a benchmark measures performance, unless the title says it crashed or failed: then it was only the load
     Word("performance", r"\bbenchmark\w*", 1.0, 0.3,
          unless_title=r"\b(crash\w*|\w*error\w*|exceptions?|dies|died|\w*dead\w*|fails?|failed|failure|traceback)\b"),

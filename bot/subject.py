@@ -39,7 +39,7 @@ FAMILIES = (r"(?<![\w-])(qwen|llama|glm|chatglm|gemma|mistral|mixtral|deepseek|i
             r"minimax|baichuan|falcon|olmo|granite|jamba|nemotron|ernie|hunyuan|exaone|llava|pixtral|molmo|idefics|"
             r"paligemma|cohere|command[-_ ]r|aya|starcoder\w*|codellama|gpt[-_ ]?oss|grok|seed[-_ ]oss|bloom\w*|"
             r"mpt|vicuna|gpt[-_ ]?j|gpt[-_ ]?neox|pythia|stablelm|dbrx|arctic|mamba|aquila|xverse|fuyu|"
-            r"smol\w*|t5|whisper)(?![a-z])")
+            r"smol\w*|t5|whisper)(?![a-z])(?![-_.]?cpp\b)")
 
 # mixture-of-experts models as people name them: "Qwen3-30B-A3B" (active parameters), "8x7B" and "17B-128E" (experts
 # after the size: "H20-3e" is a GPU),
@@ -120,7 +120,10 @@ MODEL_ID_FORMAT = r"((?<=[a-z0-9.][-_])|(?<=\d[bm] ))" + QUANT_FORMAT + r"(?![a-
 # a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
 MODEL_KIND = (r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b|"
               # or a vision-language model by its id ("Qwen3-VL-30B-A3B", "InternVL3-8B", "llava-1.5-7b")
-              r"\b[a-z][a-z0-9.]{0,20}([-_]vl|\dvl|internvl|llava)([-_.][a-z0-9.]{1,20}){0,6}\b|\binternvl\w*|\bllava\w*")
+              r"\b[a-z][a-z0-9.]{0,20}([-_]vl|\dvl|internvl|llava|[-_]vit)([-_.][a-z0-9.]{1,20}){0,6}\b|\binternvl\w*|"
+              r"\bllava\w*|"
+              # (written apart: "qwen 2.5 vl")
+              r"\b[a-z][a-z0-9]{1,20}[-_ ]?\d{1,2}(\.\d)?[-_ ]vl\b")
 # what a title is about when a quantized model only went through it (a regression, a KV connector, an adapter, running
 # out of memory)
 QUANT_FEATURE_TOPICS = frozenset({*SUBJECT_TOPICS, "kv-cache", "performance", "lora", "memory"})

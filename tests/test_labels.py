@@ -292,6 +292,21 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # ...and what is asked of that API is the frontend's
     ("[Usage]: streaming tokens in offline inference", {"frontend"}, set()),
     ("[Usage]: an OpenAI-like chat API in offline inference", {"frontend"}, set()),
+    # a project named after a model family is not that model
+    ("[Feature]: accept llama.cpp grammars for constrained output", {"structured-output"}, {"new-model"}),
+    ("Add support for Llama-cpp-python grammar", set(), {"new-model"}),
+    ("[Feature]: new model support needed", {"new-model"}, set()),
+    # giving the model an image is a multimodal input; a vision encoder in the model's name
+    ("[Usage]: sending an image to the chat endpoint", {"multi-modality"}, set()),
+    ("[New Model]: org/GeoChat-7B-CLIP-ViT", {"multi-modality"}, set()),
+    ("[Feature]: SigLIP 2 vision tower", {"multi-modality"}, set()),
+    # a vision-language model written apart, the title about a feature it went through
+    ("[Bug]: json schema is ignored with qwen 2.5 vl", {"structured-output"}, {"multi-modality"}),
+    ("[Bug]: qwen 2.5 vl crashes at start-up", {"multi-modality"}, set()),
+    # how long the server takes to come up; vLLM's own compile integration
+    ("[RFC]: cold start improvements", {"performance"}, set()),
+    ("[Performance]: startup time of 60 s on every pod", {"performance"}, set()),
+    ("[Feature]: reduce vLLM-compile overhead", {"torch.compile"}, set()),
 ])
 def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
