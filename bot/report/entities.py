@@ -74,6 +74,7 @@ class Topic:
     all: tuple[tuple[str, ...], ...]      # each tuple must match one of its phrases; the first one in the title
     unless: tuple[str, ...] = ()          # phrases that mean another question
     tier: str = "question"                # question | area (see STRONG / QUESTION / AREA)
+    asked: bool = False                   # only when asked: a question or usage title that reports nothing wrong
 
 
 # Phrases: `a b` = the words in a row, `a * b` = b within four words after a, `x~` = a word starting with x.
@@ -145,6 +146,12 @@ TOPICS: tuple[Topic, ...] = (
             "multiple machine", "two machine", "ray cluster"),), tier=AREA),
     Topic("parallel", "data-parallel", "one model replicated on several GPUs (data parallel)",
           (("data parallel", "data_parallel_size", "replica~", "one model per gpu", "each gpu * copy"),), tier=AREA),
+    # one answer, --tensor-parallel-size; across machines it is the multi-node question above
+    Topic("parallel", "multi-gpu", "running one model on several GPUs of a machine (tensor parallelism)",
+          (("multi gpu~", "multigpu~", "multiple gpu~", "several gpu~", "many gpu~", "more than one gpu~",
+            "two gpu~", "2 gpu~", "4 gpu~", "8 gpu~", "model parallel~", "tensor parallel~", "across * gpu~",
+            "split * model * gpu~"),),
+          unless=("node~", "machine~", "different gpu~", "mixed gpu~", "heterogeneous"), asked=True),
     Topic("output", "logprobs", "log probabilities of tokens",
           (("logprob~", "log prob~", "token probabilit~"),), tier=AREA),
     Topic("generation", "beam-search", "beam search", (("beam search", "use_beam_search", "best_of"),), tier=AREA),
@@ -529,14 +536,17 @@ def _lead(report: Report) -> str:
 _NOT_PROSE = ("(", "[", "File ", "Traceback", "INFO", "WARNING", "ERROR", "DEBUG", "$ ", ">>>", "<")
 
 
-def _topics(title: str, text: str) -> list[Entity]:
-    """The questions asked: the first words of a topic in the title, the others in the title or the lead."""
+def _topics(title: str, text: str, asking: bool = False) -> list[Entity]:
+    """The questions asked: the first words of a topic in the title, the others in the title or the lead; a topic
+    that is only `asked` needs `asking` (a title phrased as a question or a usage question, reporting no failure:
+    "how to run a model on two GPUs", not "hang when using multiple GPUs")."""
     out: list[Entity] = []
     if not _ANY_TOPIC.search(title):
         return out
     groups: set[str] = set()
     for topic, (first, *rest), unless in _TOPIC_PATTERNS:
-        if topic.group in groups or not first.search(title) or not all(p.search(text) for p in rest):
+        if topic.group in groups or (topic.asked and not asking) or not first.search(title) \
+                or not all(p.search(text) for p in rest):
             continue
         if unless is not None and unless.search(title):
             continue
@@ -653,7 +663,8 @@ def extract(report: Report) -> tuple[Entity, ...]:
     if not _has_error(report) or kind in ("usage", "feature", "misc"):
         if "stream" in text and _INTEGRATION_CODE.search(report.description[:20_000]):
             text += "langchain "
-        out.extend(_refine(_topics(title_tokens, text), report))
+        asking = (asks.is_question(title) or kind == "usage") and not asks.SYMPTOM.search(title)
+        out.extend(_refine(_topics(title_tokens, text, asking), report))
     seen: set[str] = set()
     return tuple(e for e in out if not (e.key in seen or seen.add(e.key)))   # type: ignore[func-returns-value]
 

@@ -47,6 +47,19 @@ def test_the_same_question_through_another_api_is_a_near_miss(index):
     assert index.search(parse("[Usage]: streaming output in offline inference", body), (), exclude=200) == ()
 
 
+def test_one_model_on_several_gpus_asked_twice_is_linked_and_across_machines_is_not(index):
+    fill(index)
+    add(index, 100, "[Usage]: how to run one model on multiple GPUs?",
+        USAGE.format("The model is too big for one card; can vLLM split it over the GPUs of my server?"))
+    found = index.search(parse("[Usage]: I have two GPUs, how do I make the model use both GPUs?",
+                               USAGE.format("Only GPU 0 is used when I start the server.")), (), exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "running one model on several GPUs" in found[0].reason
+    across = parse("[Usage]: how to run one model on GPUs of two machines?",
+                   USAGE.format("Each machine has one GPU; can the model be split over both?"))
+    assert index.search(across, (), exclude=201) == ()
+
+
 def test_two_models_asking_for_the_same_capability_are_a_near_miss(index):
     fill(index)
     add(index, 100, "[Feature]: LoRA support for Gemma 3", FEATURE.format("We train LoRA adapters for Gemma 3."))

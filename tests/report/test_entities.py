@@ -152,6 +152,27 @@ def test_memory_question_with_utilisation_already_lowered_is_another_question():
     assert "topic:memory=already-limited" in lowered
 
 
+@pytest.mark.parametrize("title", [
+    "[Usage]: how do I run a 70B model on 4 GPUs?",
+    "How to split a model across two GPUs",
+    "[Usage]: my server has multiple GPUs but only one is busy",
+    "can vllm do model parallelism for a model that does not fit one card?",
+])
+def test_running_one_model_on_several_gpus_is_one_question(title):
+    assert "topic:parallel=multi-gpu" in keys(title, "")
+
+
+@pytest.mark.parametrize("title", [
+    "[Usage]: tensor parallel across two single-GPU machines?",     # several machines: the multi-node question
+    "[Bug]: server hangs when using multiple GPUs",                 # a failure, not the question
+    "[Usage]: can't load Mixtral on 2 GPUs",
+    "[Feature]: tensor parallelism with an uneven number of heads",  # not asked as a question
+    "[Usage]: how to pick which GPU the model runs on?",            # another question (ask:select=gpu)
+])
+def test_several_gpus_named_by_another_question_or_a_failure_is_not_that_question(title):
+    assert "topic:parallel=multi-gpu" not in keys(title, "")
+
+
 def test_misspelt_keywords_are_tolerated():
     assert token_text("embeding modle") == " embedding model "
     assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
