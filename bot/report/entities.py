@@ -74,8 +74,12 @@ class Topic:
     all: tuple[tuple[str, ...], ...]      # each tuple must match one of its phrases; the first one in the title
     unless: tuple[str, ...] = ()          # phrases that mean another question
     tier: str = "question"                # question | area (see STRONG / QUESTION / AREA)
-    asked: bool = False                   # only when asked: a question or usage title that reports nothing wrong
+    # only when asked: a title phrased as a question, or a report of one of these kinds, reporting nothing wrong
+    asked: tuple[str, ...] = ()
 
+
+# kinds that ask about a server feature whatever their title's wording (a topic that is only `asked`)
+_ASKING_TOPIC_KINDS = ("usage", "feature", "docs")
 
 # Phrases: `a b` = the words in a row, `a * b` = b within four words after a, `x~` = a word starting with x.
 # Order matters within a group: the more specific value first (every layer's hidden states before the last one).
@@ -151,7 +155,16 @@ TOPICS: tuple[Topic, ...] = (
           (("multi gpu~", "multigpu~", "multiple gpu~", "several gpu~", "many gpu~", "more than one gpu~",
             "two gpu~", "2 gpu~", "4 gpu~", "8 gpu~", "model parallel~", "tensor parallel~", "across * gpu~",
             "split * model * gpu~"),),
-          unless=("node~", "machine~", "different gpu~", "mixed gpu~", "heterogeneous"), asked=True),
+          unless=("node~", "machine~", "different gpu~", "mixed gpu~", "heterogeneous"), asked=("usage",)),
+    # the OpenAI-compatible server's features, asked about as such (a model's own tool calling is a capability)
+    Topic("api", "tool-calling", "tool (function) calling through the OpenAI-compatible API",
+          (("tool call~", "function call~", "tool_choice", "tools", "function_call", "tool use"),),
+          unless=("parser~", "stream~", "parallel tool~", "required", "named function~"), asked=_ASKING_TOPIC_KINDS),
+    Topic("auth", "per-user", "API keys per user (several keys, usage per key)",
+          (("api key~", "api_key", "secret key~", "authenticat~", "authoriz~", "multiple key~"),
+           ("user~", "multiple key~", "several key~", "multiple secret~", "different key~"))),
+    Topic("auth", "server", "securing the server with authentication (an API key)",
+          (("api key~", "api_key", "secret key~", "authenticat~", "authoriz~"),), asked=_ASKING_TOPIC_KINDS),
     Topic("output", "logprobs", "log probabilities of tokens",
           (("logprob~", "log prob~", "token probabilit~"),), tier=AREA),
     Topic("generation", "beam-search", "beam search", (("beam search", "use_beam_search", "best_of"),), tier=AREA),
@@ -536,16 +549,18 @@ def _lead(report: Report) -> str:
 _NOT_PROSE = ("(", "[", "File ", "Traceback", "INFO", "WARNING", "ERROR", "DEBUG", "$ ", ">>>", "<")
 
 
-def _topics(title: str, text: str, asking: bool = False) -> list[Entity]:
+def _topics(title: str, text: str, asking: str = "") -> list[Entity]:
     """The questions asked: the first words of a topic in the title, the others in the title or the lead; a topic
-    that is only `asked` needs `asking` (a title phrased as a question or a usage question, reporting no failure:
-    "how to run a model on two GPUs", not "hang when using multiple GPUs")."""
+    that is only `asked` needs `asking` to be one of its kinds ("question" for a title phrased as one, else the
+    report's kind; "" when the title reports a failure: "how to run a model on two GPUs", not "hang when using
+    multiple GPUs")."""
     out: list[Entity] = []
     if not _ANY_TOPIC.search(title):
         return out
     groups: set[str] = set()
     for topic, (first, *rest), unless in _TOPIC_PATTERNS:
-        if topic.group in groups or (topic.asked and not asking) or not first.search(title) \
+        if topic.group in groups or (topic.asked and asking not in (*topic.asked, "question")) \
+                or not first.search(title) \
                 or not all(p.search(text) for p in rest):
             continue
         if unless is not None and unless.search(title):
@@ -563,9 +578,11 @@ _INTEGRATION_CODE = re.compile(r"\bVLLM(?:OpenAI)?\(|CallbackHandler\b|\blangcha
 _LOW_UTILISATION = 0.5
 
 
-def _refine(entities: list[Entity], report: Report) -> list[Entity]:
+def _refine(entities: list[Entity], report: Report, for_model: bool = False) -> list[Entity]:
     out = []
     for e in entities:
+        if for_model and e.key.startswith("topic:api="):
+            continue                      # a server feature asked for one model is that model's question
         if e.key == "topic:memory=preallocation" and _flag_below(report, "gpu_memory_utilization", _LOW_UTILISATION):
             e = Entity("topic:memory=already-limited",
                        "both ask about GPU memory use with --gpu-memory-utilization already lowered", AREA)
@@ -663,8 +680,9 @@ def extract(report: Report) -> tuple[Entity, ...]:
     if not _has_error(report) or kind in ("usage", "feature", "misc"):
         if "stream" in text and _INTEGRATION_CODE.search(report.description[:20_000]):
             text += "langchain "
-        asking = (asks.is_question(title) or kind == "usage") and not asks.SYMPTOM.search(title)
-        out.extend(_refine(_topics(title_tokens, text, asking), report))
+        asking = "" if asks.SYMPTOM.search(title) else "question" if asks.is_question(title) else kind
+        for_model = any(e.key.startswith(("model=", "cap:")) for e in out)
+        out.extend(_refine(_topics(title_tokens, text, asking), report, for_model))
     seen: set[str] = set()
     return tuple(e for e in out if not (e.key in seen or seen.add(e.key)))   # type: ignore[func-returns-value]
 

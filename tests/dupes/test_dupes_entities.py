@@ -60,6 +60,20 @@ def test_one_model_on_several_gpus_asked_twice_is_linked_and_across_machines_is_
     assert index.search(across, (), exclude=201) == ()
 
 
+def test_tool_calling_asked_as_a_question_finds_the_request_but_not_one_models(index):
+    fill(index)
+    add(index, 100, "[Feature]: support the tools and tool_choice parameters in the OpenAI server",
+        FEATURE.format("Client libraries send tools; the server should pass them to the model."))
+    found = index.search(parse("[Doc]: does vLLM support function calling?",
+                               "### 📚 The doc issue\n\nI could not find whether the server accepts tools.\n"),
+                         (), exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "tool (function) calling" in found[0].reason
+    one_model = parse("[Feature]: function calling for Llama-3-70B-Instruct",
+                      FEATURE.format("Llama 3 70B can call tools; please support it."))
+    assert index.search(one_model, (), exclude=201) == ()
+
+
 def test_two_models_asking_for_the_same_capability_are_a_near_miss(index):
     fill(index)
     add(index, 100, "[Feature]: LoRA support for Gemma 3", FEATURE.format("We train LoRA adapters for Gemma 3."))

@@ -173,6 +173,24 @@ def test_several_gpus_named_by_another_question_or_a_failure_is_not_that_questio
     assert "topic:parallel=multi-gpu" not in keys(title, "")
 
 
+def test_tool_calling_through_the_server_is_one_question_unless_asked_for_one_model():
+    for title in ("[Usage]: how do I pass tools and tool_choice to the chat endpoint?",
+                  "[Doc]: does vLLM support function calling?",
+                  "[Feature]: support the tools parameter in the OpenAI server"):
+        assert "topic:api=tool-calling" in keys(title, ""), title
+    assert "topic:api=tool-calling" not in keys("[Feature]: function calling for Llama-3-70B-Instruct", "")
+    assert "topic:api=tool-calling" not in keys("[Bug]: tool calls broken with streaming", "")
+    assert "topic:api=tool-calling" not in keys("[Usage]: how to write a tool parser plugin?", "")
+
+
+def test_server_authentication_and_keys_per_user_are_two_questions():
+    assert "topic:auth=server" in keys("[Usage]: can I protect the OpenAI server with an API key?", "")
+    assert "topic:auth=server" in keys("Is authentication supported?", "Anyone can call my endpoint.")
+    per_user = "Each user of our team should get their own key so we can revoke it."
+    assert "topic:auth=per-user" in keys("[Feature]: several API keys", per_user)
+    assert "topic:auth=server" not in keys("[Feature]: several API keys", per_user)
+
+
 def test_misspelt_keywords_are_tolerated():
     assert token_text("embeding modle") == " embedding model "
     assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
