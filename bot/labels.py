@@ -148,7 +148,9 @@ WORDS: tuple[Word, ...] = (
                    r"\bgpu[-_ ]memory[-_ ]utili[sz]ation\b|\b(gpu|vram|memory) consumption\b|"
                    r"\b(much|more|less|high|higher|reduce|lower|limit|save|saving)( the)? (gpu |cpu )?"
                    r"(memory|vram|ram)\b|"
-                   r"\b(memory|vram|ram) (is not released|keeps growing)\b|\bcpu[-_ ]offload\w*"),
+                   r"\b(memory|vram|ram) (is not released|keeps growing)\b|\bcpu[-_ ]offload\w*|"
+                   # "consuming (a lot of) GPU memory", "occupies all the VRAM"
+                   r"\b(consum|occup|hog)\w*( [\w-]+){0,3} (gpu |vram |video )?(memory|vram)\b"),
     # KV-cache sizing is a memory question (not prefix-caching bugs)
     Word("memory", r"\bkv[-_ ]?cache\b.{0,60}\b(memory|\w*allocat\w*|capacity|max[-_ ]?(model|seq\w*)[-_ ]?len\w*)|"
                    r"\b(memory|\w*allocat\w*)\b.{0,60}\bkv[-_ ]?cache\b"),

@@ -307,6 +307,9 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[RFC]: cold start improvements", {"performance"}, set()),
     ("[Performance]: startup time of 60 s on every pod", {"performance"}, set()),
     ("[Feature]: reduce vLLM-compile overhead", {"torch.compile"}, set()),
+    # how much GPU memory the server takes
+    ("[Bug]: Consuming gpu memory extremely when run server with docker", {"memory"}, set()),
+    ("[Usage]: vllm occupies all of the VRAM for a 1B model", {"memory"}, set()),
 ])
 def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
