@@ -158,8 +158,9 @@ TOPICS: tuple[Topic, ...] = (
           unless=("node~", "machine~", "different gpu~", "mixed gpu~", "heterogeneous"), asked=("usage",)),
     # the OpenAI-compatible server's features, asked about as such (a model's own tool calling is a capability)
     Topic("api", "tool-calling", "tool (function) calling through the OpenAI-compatible API",
-          (("tool call~", "function call~", "tool_choice", "tools", "function_call", "tool use"),),
-          unless=("parser~", "stream~", "parallel tool~", "required", "named function~"), asked=_ASKING_TOPIC_KINDS),
+          (("tool call~", "function call~", "tools", "function_call", "tool use"),),
+          unless=("parser~", "stream~", "parallel tool~", "required", "named function~", "auto tool~", "optional"),
+          asked=_ASKING_TOPIC_KINDS),
     Topic("auth", "per-user", "API keys per user (several keys, usage per key)",
           (("api key~", "api_key", "secret key~", "authenticat~", "authoriz~", "multiple key~"),
            ("user~", "multiple key~", "several key~", "multiple secret~", "different key~"))),

@@ -181,6 +181,8 @@ def test_tool_calling_through_the_server_is_one_question_unless_asked_for_one_mo
     assert "topic:api=tool-calling" not in keys("[Feature]: function calling for Llama-3-70B-Instruct", "")
     assert "topic:api=tool-calling" not in keys("[Bug]: tool calls broken with streaming", "")
     assert "topic:api=tool-calling" not in keys("[Usage]: how to write a tool parser plugin?", "")
+    # one option of it is another request
+    assert "topic:api=tool-calling" not in keys("[Feature]: let tool_choice default to auto with auto tool choice", "")
 
 
 def test_server_authentication_and_keys_per_user_are_two_questions():
