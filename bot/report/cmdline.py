@@ -244,7 +244,9 @@ def _yaml_block(lines: list[str], start: int, indent: int) -> str:
 def _yaml_tokens(rest: str, lines: list[str], i: int, indent: int) -> list[str]:
     rest = rest.split(" #", 1)[0].strip()
     if not rest:
-        return _yaml_items(lines, i + 1, indent)
+        # a list of arguments, or one plain scalar over the more indented lines (`command:` then `--model X` lines)
+        return _yaml_items(lines, i + 1, indent) or \
+            [t for t in _until_operator(tokenize(_yaml_block(lines, i + 1, indent))) if t]
     if rest[0] in ">|":
         return [t for t in _until_operator(tokenize(_yaml_block(lines, i + 1, indent))) if t]
     if rest[0] == "[":
@@ -265,11 +267,45 @@ def _yaml_tokens(rest: str, lines: list[str], i: int, indent: int) -> list[str]:
     return [t for t in _until_operator(tokenize(rest)) if t]
 
 
-def _compose_commands(lines: list[str]) -> list[Command]:
-    out: list[Command] = []
+# an argument list's item that is nothing but a flag (`- --max-model-len=8192`, `- '--enforce-eager'`) or a value
+# after one; an item holding more ("- --max-model-len: the longest prompt") is prose, not an argument
+_ARG_ITEM = re.compile(r"^[ \t]*-[ \t]+['\"]?--[A-Za-z][\w.-]{0,80}(=[^\s'\"]{0,500})?['\"]?[ \t]*$")
+_VALUE_ITEM = re.compile(r"^[ \t]*-[ \t]+['\"]?[^\s'\"#:]{1,500}['\"]?[ \t]*$")
+_MIN_BARE_FLAGS = 2
+# a YAML key whose value follows on the next lines (`ports:`, `- env:`): the items after it are its own
+_KEY_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]{1,80}:[ \t]*$")
+
+
+def _bare_argument_lists(lines: list[str]) -> list[tuple[int, int]]:
+    """Where an argument list stands without its `args:` / `command:` key (the reporter pasted only the items): runs of
+    list items that are flags or a value right after a flag, starting with a flag after a line that is no list item
+    nor YAML key, holding two flags or more. Each run as its first line and the line after it."""
+    runs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines) and len(runs) < _MAX_COMMANDS:
+        if "--" not in lines[i] or not _ARG_ITEM.match(lines[i]):
+            i += 1
+            continue
+        previous = next((ln for ln in reversed(lines[max(0, i - 3):i]) if ln.strip()), "")
+        flags, j = 0, i
+        while j < len(lines) and j < i + 300:
+            if _ARG_ITEM.match(lines[j]):
+                flags += 1
+            elif j == i or not _VALUE_ITEM.match(lines[j]) or not _ARG_ITEM.match(lines[j - 1]):
+                break
+            j += 1
+        if flags >= _MIN_BARE_FLAGS and not _YAML_ITEM.match(previous) and not _KEY_LINE.match(previous) \
+                and not _YAML_KEY.match(previous):
+            runs.append((i, j))
+        i = j
+    return runs
+
+
+def _argument_lists(lines: list[str]) -> list[tuple[list[str], bool]]:
+    """The argument lists of the YAML in `lines`, in order: each `command:` / `args:` / `entrypoint:` value (and a
+    Dockerfile's exec form), and each list of arguments pasted without its key; with whether it is a Dockerfile's."""
+    found: list[tuple[int, list[str], bool]] = []
     for i, line in enumerate(lines):
-        if len(out) >= _MAX_COMMANDS:
-            break
         if ":" not in line and "[" not in line:
             continue
         m = _YAML_KEY.match(line)
@@ -277,7 +313,17 @@ def _compose_commands(lines: list[str]) -> list[Command]:
             continue
         dockerfile = m.group("dkey") is not None
         rest, indent = (m.group("drest"), m.group("dindent")) if dockerfile else (m.group("rest"), m.group("indent"))
-        tokens = _yaml_tokens(rest, lines, i, len(indent))
+        found.append((i, _yaml_tokens(rest, lines, i, len(indent)), dockerfile))
+    for start, end in _bare_argument_lists(lines):
+        found.append((start, _yaml_items(lines[start:end], 0, 0), False))
+    return [(tokens, dockerfile) for _, tokens, dockerfile in sorted(found, key=lambda f: f[0])]
+
+
+def _compose_commands(lines: list[str]) -> list[Command]:
+    out: list[Command] = []
+    for tokens, dockerfile in _argument_lists(lines):
+        if len(out) >= _MAX_COMMANDS:
+            break
         if not tokens or not any(t.startswith("--") for t in tokens) and "serve" not in tokens:
             continue
         # drop the program part: `vllm serve`, `python3 -m vllm.entrypoints.openai.api_server`, `/bin/sh -c`

@@ -117,6 +117,43 @@ def test_compose_command_list_and_single_string():
     assert cmd.flags == {"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 16384}
 
 
+def test_argument_lists_pasted_without_their_key_and_folded_command_scalars():
+    # a Kubernetes container's `args:` items, pasted alone (quoted `--flag=value` items, or flags and their values)
+    k8s = """Other details of the deployment:
+```
+        - '--gpu-memory-utilization=0.96'
+        - '--tensor-parallel-size=2'
+        - '--enable-chunked-prefill'
+        - '--tool-call-parser=llama3_json'
+```"""
+    assert only(k8s).flags == {"gpu_memory_utilization": 0.96, "tensor_parallel_size": 2,
+                               "enable_chunked_prefill": True, "tool_call_parser": "llama3_json"}
+    values = "```\n- --model\n- Qwen/Qwen3-8B\n- --max-model-len\n- '8192'\n- --enforce-eager\n```"
+    cmd = only(values)
+    assert (cmd.model, cmd.flags) == ("Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B", "max_model_len": 8192,
+                                                         "enforce_eager": True})
+    # prose bullets naming flags, or one flag, are not an argument list
+    assert commands("I tried:\n- --max-model-len: lowering it did not help\n- --enforce-eager too\n") == ()
+    assert commands("What I changed:\n- --enforce-eager\n\nnothing else helped") == ()
+    # items under a key that is not an argument list's are that key's (ports, env), not arguments
+    assert commands("    ports:\n      - --publish-all\n      - --foo\n") == ()
+    # compose `command:` written as a plain scalar over the following, more indented lines
+    folded = """```yaml
+services:
+  vllm:
+    image: vllm/vllm-openai:latest
+    command:
+      --model /models/Qwen1.5-14B-Chat-GPTQ-Int4
+      --tensor-parallel-size 4
+      --quantization gptq
+    ports:
+      - "8007:8007"
+```"""
+    cmd = only(folded)
+    assert (cmd.entrypoint, cmd.model) == ("compose", "/models/Qwen1.5-14B-Chat-GPTQ-Int4")
+    assert cmd.flags["tensor_parallel_size"] == 4 and cmd.flags["quantization"] == "gptq"
+
+
 def test_python_llm_keywords_are_read_without_evaluating():
     body = """```python
 from vllm import LLM, SamplingParams
