@@ -450,13 +450,17 @@ def _model_names(title: str, lead: str, new_model: bool) -> list[str]:
                 names.append(name)
     if names:
         return names
+    names = _ARCH_CLASS.findall(title)        # "Model architectures ['BaichuanForCausalLM'] are not supported"
+    if names:
+        return names
     for m in _MODEL_TOKEN.finditer(_URL.sub(" ", title)):
         word = m.group(0).strip(".-_")
         if _model_like(word):
             names.append(word)
-    if not names and new_model:   # "[New Model]: Florence 2" -> the title minus the request words
+    if not names:   # "[New Model]: Florence 2", "Support for baichuan models" -> the title minus the request words
         rest = [w for w in title.replace("/", " ").split() if w.lower().strip("?!.,:()") not in _NOT_MODEL]
-        if rest and (len(rest) <= 2 or model_family(" ".join(rest[:MAX_MODEL_TOKENS])) is not None):
+        family = bool(rest) and model_family(" ".join(rest[:MAX_MODEL_TOKENS])) is not None
+        if rest and (len(rest) <= 2 or new_model) and (family or new_model):
             names.append(" ".join(rest[:MAX_MODEL_TOKENS]))
     return names
 
@@ -468,6 +472,8 @@ _LINE_AFTER = re.compile(r"^[ -]{1,3}([A-Za-z]{2,10})\b")
 _NAME_BEFORE = re.compile(r"\b([A-Za-z]{3,20})[ -]{1,3}$")
 _SHORT_NAME = re.compile(r"^[A-Za-z]{1,2}\d{1,2}$")
 # a number format is what a model is quantized to, not a model: NVFP4, MXFP4, NF4, FP8
+# vLLM's architecture class, as an unsupported-architecture error or a request names it
+_ARCH_CLASS = re.compile(r"\b[A-Z][A-Za-z0-9_]*For(?:CausalLM|ConditionalGeneration)\b")
 _QUANT_FORMAT = re.compile(r"^(?:nv|mx)?fp\d+|nf4$", re.IGNORECASE)
 
 

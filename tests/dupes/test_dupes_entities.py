@@ -74,6 +74,16 @@ def test_tool_calling_asked_as_a_question_finds_the_request_but_not_one_models(i
     assert index.search(one_model, (), exclude=201) == ()
 
 
+def test_an_unsupported_architecture_finds_the_request_for_that_model(index):
+    fill(index)
+    add(index, 100, "Support for falcon models", FEATURE.format("Falcon-40B tops the leaderboard."))
+    found = index.search(parse("Model architectures ['FalconForCausalLM'] are not supported for now.", ""),
+                         (), exclude=200)
+    assert [c.number for c in found] == [100]
+    other = parse("Model architectures ['BloomForCausalLM'] are not supported for now.", "")
+    assert index.search(other, (), exclude=201) == ()
+
+
 def test_two_models_asking_for_the_same_capability_are_a_near_miss(index):
     fill(index)
     add(index, 100, "[Feature]: LoRA support for Gemma 3", FEATURE.format("We train LoRA adapters for Gemma 3."))

@@ -193,6 +193,14 @@ def test_server_authentication_and_keys_per_user_are_two_questions():
     assert "topic:auth=server" not in keys("[Feature]: several API keys", per_user)
 
 
+def test_a_family_named_alone_or_an_unsupported_architecture_class_is_the_requested_model():
+    assert "model=baichuan" in keys("Support for baichuan models", "")
+    assert "model=baichuan" in keys("Model architectures ['BaichuanForCausalLM'] are not supported for now.", "")
+    assert "model=gemma3" in keys("[Feature]: is Gemma3ForConditionalGeneration supported?", "")
+    # a sentence around a family is no model name
+    assert not [k for k in keys("[Usage]: I want to try a mamba model", "") if k.startswith("model=")]
+
+
 def test_misspelt_keywords_are_tolerated():
     assert token_text("embeding modle") == " embedding model "
     assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
