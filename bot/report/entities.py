@@ -91,6 +91,11 @@ TOPICS: tuple[Topic, ...] = (
           (("stream~", "token by token", "incremental output"),
            ("llm class", "offline", "llm generate", "python api", "llmengine", "llm engine", "llm object",
             "import llm", "vllm llm", "llm instance", "llm chat", "sdk", "in llm", "llm("))),
+    Topic("chat", "offline-llm", "chat messages (the chat template) through the offline LLM class",
+          (("chat", "chat template", "chat function", "chat method", "apply_chat_template", "chat format"),
+           ("llm class", "offline", "llm generate", "llm chat", "generate method", "generate function", "python api",
+            "llmengine", "llm engine", "llm object", "llm instance", "vllm llm", "llm(", "sdk")),
+          asked=_ASKING_TOPIC_KINDS),
     Topic("hidden-states", "last", "the last hidden state, or an embedding from a generative model",
           (("last hidden", "last layer", "final hidden", "final layer", "last_hidden_state"),)),
     Topic("hidden-states", "every-layer", "the hidden states of every or of an intermediate layer",
@@ -185,6 +190,10 @@ TOPICS: tuple[Topic, ...] = (
           (("deterministic", "reproducib~", "same output", "seed"),), tier=AREA),
     Topic("metrics", "prometheus", "the Prometheus metrics endpoint", (("prometheus", "metrics endpoint"),), tier=AREA),
     Topic("batch", "openai-batch", "the OpenAI batch API (run_batch)", (("run_batch", "batch api", "batch file"),)),
+    Topic("image", "arm64", "an arm64 (aarch64) image or build of vLLM",
+          (("arm~", "aarch64", "gh200", "gb200", "grace hopper"),
+           ("docker~", "image~", "container~", "build~", "wheel~")),
+          unless=("cpu~",), asked=(*_ASKING_TOPIC_KINDS, "installation")),
     Topic("deploy", "kubernetes", "deploying on Kubernetes", (("kubernetes", "k8s", "helm", "kserve"),), tier=AREA),
 )
 
@@ -260,6 +269,7 @@ are does do vllm llm llms multimodal multi modal finetuned fine tuned like encod
 series version versions feature inference serving serve use using run running when will can could would any plan
 plans eta lora adapter adapters moe mixture experts expert quantized quantization weights checkpoint hf hub
 huggingface inquiry about question issue bug how what which why that this it be via by from into as at
+there way possible possibility
 """)
 _SIZE = re.compile(r"^(?:\d+(?:\.\d+)?[bmk]|a\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b|e\d+b|small|base|large|xl|xxl|medium)$")
 _VARIANT = _word_set("""
@@ -277,6 +287,7 @@ _NOT_MODEL_TOKEN = re.compile(
     r"^(?:v?\d[\d.]*|cuda\d*[\d.]*|cu\d+(?:\.\d+)?|py\d+|python\d[\d.]*|sm_?\d+|gfx\d+\w*|rtx\w*|[ahlbt]\d{2,4}\w*|"
     r"mi\d{2,3}\w*|[pvk]\d{2,3}|x86(?:_64)?|aarch64|arm64|utf-8|e\.g|i\.e|torch\d*[\d.]*|rocm\d*[\d.]*|gpu\d*|"
     r"v\d+(?:\.\d+)*|fp\d+|int\d+|bf16|w\d+a\d+|\d+(?:\.\d+)?[bmkgt]b?|"
+    r"g[bh]\d{2,3}\w*|"                                # NVIDIA's Grace superchips (GH200, GB200, GB10)
     r"m[1-5](?:pro|max|ultra)?)$",                    # Apple's M1-M5 chips, not models
     re.IGNORECASE)
 
@@ -296,7 +307,7 @@ _PLATFORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "mi250", "mi210", "mi100", "mi50", "mi60", "rdna", "cdna", "7900 xtx", "amd instinct", "amd radeon")),
     ("cpu", ("cpu only", "cpu backend", "cpu inference", "on cpu", "cpu version", "device cpu", "avx512",
              "avx2", "ppc64le", "s390x", "no gpu", "without gpu", "cpu docker", "cpu build")),
-    ("aarch64", ("aarch64", "arm64", "grace hopper", "gh200", "graviton", "arm server")),
+    ("aarch64", ("aarch64", "arm64", "grace hopper", "gh200", "gb200", "graviton", "arm server", "arm")),
 )
 # ROCm GPU targets named by product (LLVM AMDGPU processor names)
 _GFX_PRODUCTS: tuple[tuple[str, str], ...] = (
@@ -458,7 +469,8 @@ def _model_names(title: str, lead: str, new_model: bool) -> list[str]:
         if _model_like(word):
             names.append(word)
     if not names:   # "[New Model]: Florence 2", "Support for baichuan models" -> the title minus the request words
-        rest = [w for w in title.replace("/", " ").split() if w.lower().strip("?!.,:()") not in _NOT_MODEL]
+        rest = [w for w in title.replace("/", " ").split()
+                if not all(p in _NOT_MODEL for p in re.split(r"[-_]", w.lower().strip("?!.,:()`'\"")) if p)]
         family = bool(rest) and model_family(" ".join(rest[:MAX_MODEL_TOKENS])) is not None
         if rest and (len(rest) <= 2 or new_model) and (family or new_model):
             names.append(" ".join(rest[:MAX_MODEL_TOKENS]))

@@ -201,6 +201,27 @@ def test_a_family_named_alone_or_an_unsupported_architecture_class_is_the_reques
     assert not [k for k in keys("[Usage]: I want to try a mamba model", "") if k.startswith("model=")]
 
 
+def test_an_arm64_image_asked_for_is_one_question_and_a_cpu_image_another():
+    for title in ("[Feature]: please publish an ARM docker image", "[Installation]: Dockerfile for aarch64?",
+                  "[Feature]: linux/arm64 build of the vllm-openai container"):
+        got = keys(title, "")
+        assert "topic:image=arm64" in got and "platform=aarch64" in got, title
+    assert "topic:image=arm64" not in keys("[Feature]: a CPU docker image for arm64", "")
+    assert "topic:image=arm64" not in keys("[Installation]: arm64 docker build failed", "")   # a failure
+    assert not [k for k in keys("[Feature]: docker image for GH200", "") if k.startswith("model=")]
+
+
+def test_chat_through_the_offline_llm_class_is_one_question():
+    assert "topic:chat=offline-llm" in keys("[Usage]: how to use chat with the LLM class?", "")
+    assert "topic:chat=offline-llm" in keys("how to use the chat function", "I only find llm.generate for prompts.")
+    assert "topic:chat=offline-llm" not in keys("[Usage]: which chat template does the server use?", "")
+
+
+@pytest.mark.parametrize("title", ["Is there any way to support LLaVA?", "Does it support multi-modal LLM like LLaVa?"])
+def test_a_family_named_among_asking_words_is_the_requested_model(title):
+    assert "model=llava" in keys(title, "")
+
+
 def test_misspelt_keywords_are_tolerated():
     assert token_text("embeding modle") == " embedding model "
     assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
