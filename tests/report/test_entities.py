@@ -222,6 +222,13 @@ def test_a_family_named_among_asking_words_is_the_requested_model(title):
     assert "model=llava" in keys(title, "")
 
 
+def test_several_prompts_in_one_server_request_is_not_the_batch_file_or_batch_size_question():
+    assert "topic:batch=server-prompts" in keys("How to send a batch of prompts to the OpenAI server?", "")
+    assert "topic:batch=server-prompts" in keys("API server batch request", "I want to pass a list of prompts.")
+    assert "topic:batch=server-prompts" not in keys("[Usage]: what batch size does the server use?", "")
+    assert "topic:batch=openai-batch" in keys("[Usage]: does the server have a batch API?", "")
+
+
 def test_misspelt_keywords_are_tolerated():
     assert token_text("embeding modle") == " embedding model "
     assert token_text("streamming from the ofline LLM") == " streamming from the offline llm "   # stream~ matches
