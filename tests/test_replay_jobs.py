@@ -114,3 +114,64 @@ def test_the_replay_collects_young_objects_less_often_and_restores_the_collector
     replay(issues, rules, None, lambda issue, result: seen.append(gc.get_threshold()), summary, jobs=2)
     assert seen and all(t[0] >= YOUNG_OBJECTS and t[1:] == before[1:] for t in seen)
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def _history_then_replay(jobs: int, monkeypatch, held: int = 6, replayed: slice = slice(6, None)) -> list[str]:
+    """The first `held` sample issues already indexed (a plain DuplicateIndex, no creation filter), the others
+    replayed into it."""
+    from bot.triage import analyse
+
+    rules = load_rules()
+    issues = load_sorted(str(SAMPLE), [])
+    index = DuplicateIndex()
+    for issue in issues[:held]:
+        analysis = analyse(issue.title, issue.body, rules, None, issue.created_at)
+        index.add(issue.number, analysis.report, analysis.findings, state=issue.state, created_at=issue.created_at)
+    out = io.StringIO()
+    replay(issues[replayed], rules, index, write_jsonl(out), ReplaySummary(), jobs=jobs)
+    return out.getvalue().splitlines()
+
+
+def test_workers_search_each_window_as_the_index_was_at_each_issue(monkeypatch):
+    import bot.replay as replay_module
+
+    one = _history_then_replay(1, monkeypatch)
+    windows: list[int] = []
+    real = replay_module._search_window
+    monkeypatch.setattr(replay_module, "_search_window",
+                        lambda window, index, jobs: windows.append(len(window)) or real(window, index, jobs))
+    monkeypatch.setattr(replay_module, "WINDOW", 3)
+    monkeypatch.setattr(replay_module, "CHUNK", 2)   # two chunks per window, one of them short
+    two = _history_then_replay(2, monkeypatch)
+    assert windows == [3, 3, 2]
+    assert two == one and any(json.loads(line)["duplicates"] for line in one)
+
+
+def test_an_index_that_holds_a_replayed_issue_is_searched_in_this_process(monkeypatch):
+    """Replaying an issue the index holds replaces it (an edit): the index cannot be read as it was before, so
+    the search stays sequential, with the same output."""
+    import bot.replay as replay_module
+
+    one = _history_then_replay(1, monkeypatch, replayed=slice(5, None))
+    monkeypatch.setattr(replay_module, "_search_window", None)   # never called
+    assert _history_then_replay(2, monkeypatch, replayed=slice(5, None)) == one
+
+
+def test_a_stored_index_is_searched_in_this_process(tmp_path, monkeypatch):
+    """`replay --db`: an SQLite index cannot be read as of a mark; the workers only analyse, same output."""
+    import bot.replay as replay_module
+    from bot.stores.dupes import open_index_file
+
+    def run(jobs: int) -> str:
+        issues = load_sorted(str(SAMPLE), [])
+        index = ChronologicalIndex(open_index_file(tmp_path / f"index-{jobs}.sqlite3"), issues)
+        out = io.StringIO()
+        try:
+            replay(issues, load_rules(), index, write_jsonl(out), ReplaySummary(), jobs=jobs)
+        finally:
+            index.close()
+        return out.getvalue()
+
+    one = run(1)
+    monkeypatch.setattr(replay_module, "_search_window", None)   # never called
+    assert run(2) == one and '"duplicates": [{' in one

@@ -145,3 +145,61 @@ def test_the_compiled_weight_table_is_the_store_s():
     from bot.dupes.postings_sums import DECODE
 
     assert DECODE.tolist() == _DECODE
+
+
+@settings(max_examples=120, deadline=None)
+@given(earlier=st.lists(st.tuples(st.integers(1, 20), st.dictionaries(st.sampled_from(TERMS), WEIGHT, min_size=1),
+                                  st.lists(st.sampled_from(["k1", "k2", "k3"]), max_size=2, unique=True)),
+                        min_size=0, max_size=25),
+       later=st.lists(st.tuples(st.dictionaries(st.sampled_from(TERMS), WEIGHT, min_size=1),
+                                st.lists(st.sampled_from(["k1", "k2", "k3"]), max_size=2, unique=True)),
+                      min_size=1, max_size=15),
+       linked=st.one_of(st.none(), st.integers(1, 20)),
+       query=st.dictionaries(st.sampled_from(TERMS), st.sampled_from([0.5, 1.0, 2.0, 0.3]), min_size=1),
+       limit=st.integers(1, 8), exclude=st.one_of(st.none(), st.integers(1, 60)),
+       cut=st.one_of(st.none(), st.integers(1, 60)))
+def test_a_store_read_as_of_a_mark_is_the_store_it_was(earlier, later, linked, query, limit, exclude, cut):
+    """Every read through `as_of(mark)` equals the same read of a store that was given only the puts before the
+    mark, whatever was put and edited before it and however many new issues came after it."""
+    then, now = MemoryIndexStore(), MemoryIndexStore()
+
+    def put_both(issue: StoredIssue) -> None:
+        then.put(issue)
+        now.put(issue)
+
+    for number, vector, keys in earlier:                      # edits among them
+        put_both(StoredIssue(number, created_at=f"2025-01-{number:02d}", vector=vector, keys=tuple(keys)))
+    if linked is not None:
+        then.set_duplicate_of(linked, 1)
+        now.set_duplicate_of(linked, 1)
+    mark = now.mark()
+    for k, (vector, keys) in enumerate(later, 21):            # new issues only; created in any order
+        now.put(StoredIssue(k, created_at=f"2025-01-{(k * 7) % 60 + 1:02d}", vector=vector, keys=tuple(keys),
+                            duplicate_of=1))
+    past = now.as_of(mark)
+    before = None if cut is None else (f"2025-01-{cut:02d}", cut)
+    assert past.count() == then.count()
+    assert past.df(TERMS) == then.df(TERMS)
+    assert list(past.postings(TERMS, before)) == list(then.postings(TERMS, before))
+    assert past.numbers_by_key(["k1", "k2", "k3"], 3, before) == then.numbers_by_key(["k1", "k2", "k3"], 3, before)
+    assert past.get_many(range(60)) == then.get_many(range(60))
+    for compiled_from in (0, 1 << 30):
+        with patch("bot.dupes.store.COMPILED_SUMS_FROM", compiled_from):
+            assert past.best(query, limit, exclude, before) == then.best(query, limit, exclude, before)
+
+
+def test_a_store_edited_since_a_mark_cannot_be_read_as_of_it():
+    store = MemoryIndexStore()
+    store.put(stored(1, *OOM))
+    mark = store.mark()
+    store.put(stored(2, *OOM))
+    assert store.as_of(mark).count() == 1
+    store.put(stored(1, *TOOLS))
+    with pytest.raises(ValueError, match="edited"):
+        store.as_of(mark)
+    mark = store.mark()
+    store.set_duplicate_of(2, 1)
+    with pytest.raises(ValueError, match="edited"):
+        store.as_of(mark)
+    with pytest.raises(TypeError):
+        store.as_of(store.mark()).put(stored(3, *OOM))
