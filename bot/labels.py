@@ -150,7 +150,8 @@ WORDS: tuple[Word, ...] = (
                    r"(memory|vram|ram)\b|"
                    r"\b(memory|vram|ram) (is not released|keeps growing)\b|\bcpu[-_ ]offload\w*|"
                    # "consuming (a lot of) GPU memory", "occupies all the VRAM"
-                   r"\b(consum|occup|hog)\w*( [\w-]+){0,3} (gpu |vram |video )?(memory|vram)\b"),
+                   r"\b(consum|occup|hog)\w*( [\w-]+){0,3} (gpu |vram |video )?(memory|vram)\b|"
+                   r"\b(gpu |vram |host |device )?memory (issues?|problems?|shortage|pressure)\b"),
     # KV-cache sizing is a memory question (not prefix-caching bugs)
     Word("memory", r"\bkv[-_ ]?cache\b.{0,60}\b(memory|\w*allocat\w*|capacity|max[-_ ]?(model|seq\w*)[-_ ]?len\w*)|"
                    r"\b(memory|\w*allocat\w*)\b.{0,60}\bkv[-_ ]?cache\b"),
@@ -283,6 +284,9 @@ WORDS: tuple[Word, ...] = (
     Word("new-model", r"支持\W{0,3}" + _FAMILIES, 1.0, 0.5),   # "(是否)支持 <model>": is <model> supported
     Word("new-model", r"^\W{0,3}(please )?(add )?(support(ing)?|add(ing)?)( for)? (the )?(new )?(model )?" + _FAMILIES +
                       r"|\b(is|are) (the )?(new )?(model )?" + _FAMILIES + r"[\w.-]*( models?)? supported\b", 1.0, 0.3),
+    # "<family><version> support" ("DeepSeek V4 support", "Qwen3-Next support"; not "Llama tool calling support", nor
+    # "Qwen2.5 support for tool calls": a feature on the model)
+    Word("new-model", _FAMILIES + r"[\w.-]*( v?\d[\w.-]*){0,2} (models? )?support\b(?! (for|of) )", 1.0, 0.3),
     Word("new-model", r"\b(support|add)( for)? (a |the )?new model\b|\bnew models? support\b|"
                       r"\bmodel (architecture|type) .{0,40}not supported\b|"
                       r"\barchitectures? .{0,60}(are|is) not supported\b|\btrust[-_ ]remote[-_ ]code\b"),
@@ -686,6 +690,9 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
             set(s.by_topic.get(sig.topic, {})) & {"failure", "frame", "title"}
         if corroborated and sig.flag in report.flags and sig.test(report.flags[sig.flag]):
             s.add(sig.topic, "flag", sig.weight)
+    # more GPUs than a node holds by the tensor x pipeline parallel sizes the reporter ran with: it spans nodes
+    if not feature_title and _world_size(report.flags) > GPUS_PER_NODE:
+        s.add("multi-node", "flag", THRESHOLD)
 
     # the served model, too, says what ran: it adds to evidence about what failed or what the title says, not to the
     # description alone (which mostly restates the model: "I serve Qwen3-235B FP8")
@@ -793,6 +800,17 @@ _TP_SIZE = Gated(re.compile(r"\b(?:tp|tensor[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[
                             re.IGNORECASE | re.ASCII))
 _PP_SIZE = Gated(re.compile(r"\b(?:pp|pipeline[-_ ]parallel(?:[-_ ]size)?)\s{0,3}[=:]?\s{0,3}(\d{1,3})\b",
                             re.IGNORECASE | re.ASCII))
+
+
+def _parallel_size(v: Any) -> int:
+    try:
+        return max(1, int(v or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _world_size(flags: Mapping[str, Any]) -> int:
+    return _parallel_size(flags.get("tensor_parallel_size")) * _parallel_size(flags.get("pipeline_parallel_size"))
 
 
 def _gpus_in_title(title: str) -> int:

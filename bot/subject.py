@@ -86,8 +86,9 @@ START_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issu
 # or, right after the model's name, that it fails ("X-8B failed", "X fails with the FlashInfer backend", "X 报错")
 # (a few words later it is what the reporter did with it: "I run X and get an error")
 FAILS_AFTER_NAME = r"[^.\n]{0,8}?\b(fail\w*|errors?)\b|[^。\n]{0,10}?(报错|失败|出错)"
-ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|nccl|hangs?|hanging|stuck|timeouts?|timed out|"
-                r"segfault|segmentation fault|slow\w*|(async)?enginedeaderror|engine (is |was )?dead)\b")
+ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|memory (issues?|problems?)|nccl|hangs?|hanging|"
+                r"stuck|timeouts?|timed out|segfault|segmentation fault|slow\w*|(async)?enginedeaderror|"
+                r"engine (is |was )?dead)\b")
 TOKENIZER = r"\btokeni[sz]\w*"
 NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
 

@@ -310,6 +310,13 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # how much GPU memory the server takes
     ("[Bug]: Consuming gpu memory extremely when run server with docker", {"memory"}, set()),
     ("[Usage]: vllm occupies all of the VRAM for a 1B model", {"memory"}, set()),
+    # a model that fails to load for lack of memory is the memory's question, not the model's
+    ("[Bug]: unable to load Mistral on this instance, likely memory issue", {"memory"}, {"new-model"}),
+    # a family and its version asked for
+    ("[Feature]: deepseek v4 support", {"new-model"}, set()),
+    ("[Feature]: Qwen3-Next support", {"new-model"}, set()),
+    ("[Feature]: Llama 3.3 tool calling support", {"tool-calling"}, {"new-model"}),
+    ("[Bug]: Qwen2.5 support for tool calls is broken", {"tool-calling"}, {"new-model"}),
 ])
 def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
@@ -386,6 +393,17 @@ def test_a_deployment_over_several_nodes_is_multi_node_but_gpus_per_node_is_not(
                                        "3x A6000 in one box")
     assert "multi-node" not in _labels("[RFC]: vLLM roadmap for the third quarter",
                                        "We want multi-node scale-out to be first class.")
+
+
+def test_more_gpus_than_a_node_holds_by_the_flags_is_multi_node():
+    def run(flags: str, title: str = "[Usage]: best practice to deploy DeepSeek-V3?") -> tuple[str, ...]:
+        return topic_labels(parse(title, f"I start the server with\n```\nvllm serve x {flags}\n```\n"), ())
+    assert "multi-node" in run("--tensor-parallel-size 16")
+    assert "multi-node" in run("--tensor-parallel-size 8 --pipeline-parallel-size 2")
+    assert "multi-node" not in run("--tensor-parallel-size 8")
+    assert "multi-node" not in run("--tensor-parallel-size 4 --pipeline-parallel-size 2")
+    # a title about a feature the deployment only went through is that feature's
+    assert "multi-node" not in run("--tensor-parallel-size 16", "[Bug]: tool calls are lost with the hermes parser")
 
 
 def test_data_parallel_across_nodes_is_multi_node_by_its_flags():
