@@ -19,6 +19,7 @@ from bot.dupes.text import (
     MAX_ERROR_TOKENS,
     clean_title,
     is_error_text,
+    joined_versions,
     meaningful_lines,
     tokens,
 )
@@ -116,7 +117,7 @@ def field_tokens(report: Report) -> dict[str, list[str]]:
         body = extra + "\n" + body
     flags = notable_flags(report)
     return {
-        "title": tokens(title, numbers=True),
+        "title": tokens(joined_versions(title), numbers=True, title=True),
         "error": tokens(error_text(report), limit=MAX_ERROR_TOKENS),
         "body": tokens(body, limit=MAX_BODY_TOKENS),
         "flag": [FLAG_PREFIX + f for f in flags],

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
-from bot.dupes.text import clean_title, words_and_terms
+from bot.dupes.text import clean_title, joined_versions, words_and_terms
 from bot.glossary import with_english
 from bot.report.asks import SYMPTOM
 
@@ -38,8 +38,6 @@ ASKING = frozenset(_ASKING_WORDS.split() + _VARIANT_WORDS.split())
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:\d+x)?[Aa]?\d+(?:\.\d+)?[BbMm](?![A-Za-z0-9])")
 # the organisation of a Hub id (`deepseek-ai/` of `deepseek-ai/DeepSeek-OCR`) names who published it, not the model
 _HUB_ORG = re.compile(r"(?<![\w/.-])[A-Za-z][\w.-]{1,38}/(?=[A-Za-z0-9][\w.]*-)")
-# "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
-_VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
 _NAME_VERSION = re.compile(r"^([a-z]+)(\d[a-z0-9]*)$")
 
 
@@ -51,7 +49,7 @@ def request_subject(title: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (), ()
     if "/" in text:
         text = _HUB_ORG.sub("", text)
-    text = _VERSION_DOT.sub("", _SIZE.sub(" ", text))
+    text = joined_versions(_SIZE.sub(" ", text))
     seen: dict[str, str] = {}
     for word, term in words_and_terms(text.replace("\n", " ")):
         if term not in ASKING and term not in seen:

@@ -89,6 +89,19 @@ response details summary code text shell bash console log logs error errors
 """)
 
 _DROP = STOPWORDS | BOILERPLATE
+# Boilerplate of a description (a dump's "Python version", a fence's `bash`, `text`, `console`) that, in a title,
+# names what the report is about: "Support Python 3.12", "code llama", "text embeddings", "disable the logs"
+TITLE_NAMES = _words("python code text shell bash console log logs")
+_TITLE_DROP = _DROP - TITLE_NAMES
+
+
+# "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
+_VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
+
+
+def joined_versions(title: str) -> str:
+    """A title with its dotted versions written as one token: "Qwen2.5-VL" -> "Qwen25-VL", "3.12" -> "312"."""
+    return _VERSION_DOT.sub("", title) if "." in title else title
 
 
 def clean_title(title: str) -> str:
@@ -118,16 +131,17 @@ def stem(token: str) -> str:
 
 
 @lru_cache(maxsize=200_000)
-def _term(raw: str) -> str:
+def _term(raw: str, title: bool = False) -> str:
     """The index term for one word token ("" = dropped); cached, the vocabulary repeats a lot."""
     low = raw.lower()
-    if low in _DROP or (len(low) >= 8 and _HEXLIKE.match(low)):
+    if low in (_TITLE_DROP if title else _DROP) or (len(low) >= 8 and _HEXLIKE.match(low)):
         return ""
     return stem(low)
 
 
-def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> list[str]:
-    """Lowercased, stemmed word tokens; stop words, boilerplate, URLs and hex-ish noise dropped."""
+def tokens(text: str, *, numbers: bool = False, limit: int | None = None, title: bool = False) -> list[str]:
+    """Lowercased, stemmed word tokens; stop words, boilerplate (but a title's TITLE_NAMES), URLs and hex-ish
+    noise dropped."""
     out: list[str] = []
     for line in text.split("\n"):
         if "<" in line:
@@ -139,7 +153,7 @@ def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> lis
                 if numbers:
                     out.append(raw)
                 continue
-            term = _term(raw)
+            term = _term(raw, title)
             if term:
                 out.append(term)
         if limit is not None and len(out) >= limit:
@@ -148,11 +162,11 @@ def tokens(text: str, *, numbers: bool = False, limit: int | None = None) -> lis
 
 
 def words_and_terms(line: str) -> list[tuple[str, str]]:
-    """(word as written, index term) of one short line, numbers included: `tokens` keeping what each term reads."""
+    """(word as written, index term) of one title line, numbers included: `tokens` keeping what each term reads."""
     line = _URL.sub(" ", line[:MAX_LINE]) if "://" in line or "www." in line else line[:MAX_LINE]
     out: list[tuple[str, str]] = []
     for raw in _TOKEN.findall(line):
-        term = raw if raw[0].isdigit() else _term(raw)
+        term = raw if raw[0].isdigit() else _term(raw, True)
         if term:
             out.append((raw, term))
     return out

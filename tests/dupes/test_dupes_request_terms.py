@@ -146,3 +146,16 @@ def test_a_request_filed_with_the_bug_form_is_linked_to_the_feature_request(inde
     found = index.search(parse("[Bug]: Granite Speech Support", "### 🐛 Describe the bug\n\nWhen will it work?\n"),
                          (), exclude=200)
     assert [c.number for c in found] == [100]
+
+
+def test_a_language_version_asked_for_is_the_subject_and_another_version_is_not_linked(index):
+    # "Python" is boilerplate of every environment dump, but in a title it names what is asked for
+    assert request_terms("[Feature]: Support Python 3.12") == ("python", "312")
+    assert request_terms("Python 3.12 support?") == ("python", "312")
+    add(index, 100, "[Feature]: Support Python 3.12", FEATURE.format("The new interpreter is out; wheels are missing."))
+    found = index.search(parse("Support Python 3.12", "pip cannot find a build for this interpreter yet."), (),
+                         exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "both titles ask about python 3.12" in found[0].reason or "python 312" in found[0].reason
+    assert index.search(parse("[Feature]: Support Python 3.13", FEATURE.format("Another interpreter release.")), (),
+                        exclude=201) == ()
