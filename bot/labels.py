@@ -248,6 +248,9 @@ WORDS: tuple[Word, ...] = (
                      r"\b(multiple|several|more than (one|1)|\d+) (completions?|choices|samples?|generations?|"
                      r"outputs?)\b[^.\n]{0,20}\b(per|for (each|one|a|the same)|from (one|a|the same)) "
                      r"(prompt|request|input|query)\b"),
+    # the chat endpoint failing ("VLLM Chat error", "chat does not work"; not a chat model's name: "X-13B-Chat fails")
+    Word("frontend", r"(?<![-_./])\bchat (errors?|fail\w*|crash\w*|(is |does not |doesn'?t |not )?work\w*)\b",
+         1.0, 0.3),
     Word("frontend", r"\b(chat|completions?|embeddings?|rerank|score|pooling|tokeni[sz]e|detokeni[sz]e|"
                      r"transcriptions?|translations?|responses) (api|endpoints?|routes?|interface)\b|"
                      r"\bbatch (api|file format)\b|\brun_batch\b|"

@@ -149,13 +149,15 @@ _REQUEST = Gated(re.compile(REQUEST, re.IGNORECASE | re.ASCII))
 _KV_CACHE_TYPE = Gated(re.compile(KV_CACHE_TYPE, re.IGNORECASE | re.ASCII))
 _MODEL_ID_FORMAT = Gated(re.compile(MODEL_ID_FORMAT, re.IGNORECASE | re.ASCII))
 _MODEL_KIND = Gated(re.compile(MODEL_KIND, re.IGNORECASE | re.ASCII))
-# a class of a library ("Qwen2Tokenizer", "LlamaConfig") is not a model
-_CLASS_NAME = Gated(re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor)\b"))
+# a class of a library ("Qwen2Tokenizer", "LlamaConfig", "GPUModelRunnerV2") is not a model
+_CLASS_NAME = Gated(re.compile(r"\b\w+(Tokenizer(Fast)?|Config|Processor|Runner|Worker|Executor|Scheduler|Manager)"
+                               r"(V\d)?\b"))
 # a release ("v0.11.x", "0.10.2", "vllm-0.7.4"), a GPU ("H20-3e", "A100-80G", "RTX-4090") or a library's version
 # ("numpy2.0", "torch-2.7") written like a model id
 _NOT_A_MODEL_NAME = re.compile(r"v?\d+(\.(\d+|x))+\w*|(rtx[-_ ]?)?(a|h|l|b|gb|mi)\d{2,3}\w*([-_]\w+)?|"
                                r"(rtx[-_ ]?)?[1-5]0[5-9]0(ti)?([-_]\w+)?|"
-                               r"(numpy|torch|pytorch|python|py|cuda|cu|rocm|triton|transformers|nccl|gcc|glibc|ubuntu|vllm)"
+                               r"(numpy|torch|pytorch|python|py|cuda|cu|rocm|triton|transformers|nccl|gcc|glibc|ubuntu|vllm|"
+                               r"wsl)"
                                r"[-_ ]?v?\d[\w.]*", re.IGNORECASE | re.ASCII)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TITLE_WORD = re.compile(r"[^\W_]+")   # any script: "部署 X 报错" is more than X

@@ -317,6 +317,11 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     ("[Feature]: Qwen3-Next support", {"new-model"}, set()),
     ("[Feature]: Llama 3.3 tool calling support", {"tool-calling"}, {"new-model"}),
     ("[Bug]: Qwen2.5 support for tool calls is broken", {"tool-calling"}, {"new-model"}),
+    # the chat endpoint failing, with a quantized checkpoint that only went through it
+    ("[Bug]: org/Mistral-Small-24B-Instruct-int4-awq-sym, VLLM Chat error", {"frontend"}, {"quantization"}),
+    ("[Bug]: Yi-34B-Chat fails to load", {"new-model"}, {"frontend"}),
+    # a platform and an engine class are not models that fail themselves
+    ("[Bug]: WSL2: GPUModelRunnerV2 requires UVA, so GPU serving fails at startup", set(), {"new-model"}),
 ])
 def test_title_words(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(topic_labels(parse(title, "### 🐛 Describe the bug\n\nSee title.\n"), ()))
