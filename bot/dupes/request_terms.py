@@ -30,11 +30,19 @@ plan planned possible possibility help question want wanted need able whether av
 thank consider provide allow integrate integration integrated compatible compatibility enable enabling adapt
 adaptation vllm model llm inference infer serv server api openai endpoint engine usage work new current currently
 instead doesn don isn didn won ask inquiry regarding issue problem use using get gett obtain acquire acquir
+retrieve retriev make serve deploy deployment requir require mode method
 """
 # A model's variant and size say which checkpoint, not which model is asked for: "Kimi-K2-Instruct" and "Kimi K2",
 # "BaiChuan-13B-Chat" and "baichuan" ask for the same support
 _VARIANT_WORDS = "instruct chat it hf base preview latest sft dpo"
 ASKING = frozenset(_ASKING_WORDS.split() + _VARIANT_WORDS.split())
+# The kind of thing a name is, as index terms: after the name it classifies ("GPTQ quantization", "Metal backend",
+# "Gaudi accelerators", "Jamba architecture") it adds nothing to what is asked; alone or first ("quantization
+# support for LoRA") it is what is asked about
+_CATEGORY_WORDS = """
+quantization quantisation quant backend format hardware accelerator device chip architecture family serie kernel
+"""
+CATEGORY = frozenset(_CATEGORY_WORDS.split())
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:\d+x)?[Aa]?\d+(?:\.\d+)?[BbMm](?![A-Za-z0-9])")
 # the organisation of a Hub id (`deepseek-ai/` of `deepseek-ai/DeepSeek-OCR`) names who published it, not the model
 _HUB_ORG = re.compile(r"(?<![\w/.-])[A-Za-z][\w.-]{1,38}/(?=[A-Za-z0-9][\w.]*-)")
@@ -51,8 +59,13 @@ def request_subject(title: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         text = _HUB_ORG.sub("", text)
     text = joined_versions(_SIZE.sub(" ", text))
     seen: dict[str, str] = {}
+    after_name = False
     for word, term in words_and_terms(text.replace("\n", " ")):
-        if term not in ASKING and term not in seen:
+        if term in ASKING or (after_name and term in CATEGORY):
+            after_name = False
+            continue
+        after_name = True
+        if term not in seen:
             seen[term] = word.lower()
             if len(seen) == MAX_TERMS:
                 break

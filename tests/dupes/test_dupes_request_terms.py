@@ -127,6 +127,11 @@ def test_subject_needs_the_policy_overlap_and_vetoes_near_misses():
     ("[New Model]: ibm-granite/granite-speech upstream support", ("granite", "speech", "upstream")),  # no org
     ("[Bug]: Issue with Granite Speech Model Support", ("granite", "speech")),
     ("[Usage]: how to acquire logits in vllm", ("logit",)),
+    ("How to retrieve the hidden states?", ("hidden", "state")),              # generic verbs ask, name nothing
+    ("[Usage]: deploying a reranker the same way as a chat model", ("reranker",)),
+    ("[Usage]: How to use vllm serve for grammar sampling?", ("grammar", "sampl")),
+    ("[Doc]: is function call mode supported", ("function", "call")),
+    ("Which version of vLLM is required for Granite Speech?", ("granite", "speech")),
     ("Add support for AMD APU (gfx1150/gfx1151)", ("amd", "apu", "gfx1150", "gfx1151")),  # not a Hub id
 ])
 def test_variants_sizes_hub_organisations_and_generic_verbs_are_not_the_subject(title, terms):
@@ -158,4 +163,24 @@ def test_a_language_version_asked_for_is_the_subject_and_another_version_is_not_
     assert [c.number for c in found] == [100]
     assert "both titles ask about python 3.12" in found[0].reason or "python 312" in found[0].reason
     assert index.search(parse("[Feature]: Support Python 3.13", FEATURE.format("Another interpreter release.")), (),
+                        exclude=201) == ()
+
+
+@pytest.mark.parametrize(("title", "terms"), [
+    ("Support GPTQ quantization", ("gptq",)),                        # the kind of thing after its name
+    ("[Feature]: Metal backend for Apple chips", ("metal", "apple")),
+    ("[New Model]: Jamba architecture", ("jamba",)),
+    ("Quantization support for LoRA adapters", ("quantization", "lora", "adapter")),   # first: what is asked
+])
+def test_a_category_after_the_name_it_classifies_is_not_the_subject(title, terms):
+    assert request_terms(title) == terms
+
+
+def test_a_request_naming_the_category_too_is_linked(index):
+    add(index, 100, "[Feature]: GPTQ support", FEATURE.format("Many quantized checkpoints on the Hub use it."))
+    found = index.search(parse("Support GPTQ quantization", "Quantized checkpoints would need less memory."), (),
+                         exclude=200)
+    assert [c.number for c in found] == [100]
+    assert "both titles ask about gptq" in found[0].reason
+    assert index.search(parse("[Feature]: GPTQ support for Mixtral MoE", FEATURE.format("A quantized MoE.")), (),
                         exclude=201) == ()
