@@ -276,6 +276,9 @@ WORDS: tuple[Word, ...] = (
     Word("frontend", r"\bprometheus\b|\bgrafana\b|\bvllm:\w+|\bhttp_\w*\*?\W{0,2}metrics\b|"
                      r"\bmetrics? (endpoint|missing|not (shown|exposed|available))\b|\bmissing( \w+)? metrics\b"),
     Word("frontend", r"(?<!benchmark )(?<!eval )(?<!evaluation )\bmetrics\b", 0.5, 0.3),
+    # request tracing, observability's other half (not Dynamo's tracing of a graph)
+    Word("frontend", r"\bopen[-_ ]?telemetry\b|\botlp\b|\botel\b|\b(distributed|request|exhaustive|otel) tracing\b|"
+                     r"\btracing (spans?|support|exporter)\b"),
     # reasoning output is a field of the OpenAI server's answer (a reasoning parser is not tool calling)
     Word("frontend", r"\breasoning[-_ ]content\b|\benable[-_ ]thinking\b|\bthinking (mode|budget|switch)\b|"
                      r"\breasoning[-_ ]efforts?\b"),
@@ -723,8 +726,9 @@ def _words_in(text: str, base: str, base_words: set[int] | None = None) -> set[i
 
 # a Blackwell card the title says fails to run something: the kernels, builds and formats that generation needs (unless
 # the reporter says it ran out of memory: then it is the memory's question)
-_BLACKWELL = r"(?<![:=])(?<!port )\b(rtx ?50[5-9]0|50[6-9]0|rtx pro 6000|blackwell)\b"
-_FAILS = r"\b(fail\w*|error\w*|can'?t|cannot|unable|crash\w*|not (work|run|start)\w*)\b"
+_BLACKWELL = r"(?<![:=])(?<!port )\b(rtx ?50[5-9]0|50[6-9]0|rtx pro 6000|blackwell|g?b[23]00)\b"
+_FAILS = (r"\b(fail\w*|error\w*|can'?t|cannot|unable|crash\w*|broken|breaks|"
+          r"not (work|run|start|used|supported|leverag|utili[sz])\w*)\b")
 _BLACKWELL_FAILS = Gated(re.compile(rf"{_BLACKWELL}[^\n]{{0,80}}{_FAILS}|{_FAILS}[^\n]{{0,80}}{_BLACKWELL}",
                                     re.IGNORECASE), needles_of=_BLACKWELL)
 _OUT_OF_MEMORY = re.compile(r"\bOOM\b|\bout of memory\b|\bno available memory\b|\bnot enough (gpu |v?ram |)memory\b",

@@ -320,6 +320,14 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # the chat endpoint failing, with a quantized checkpoint that only went through it
     ("[Bug]: org/Mistral-Small-24B-Instruct-int4-awq-sym, VLLM Chat error", {"frontend"}, {"quantization"}),
     ("[Bug]: Yi-34B-Chat fails to load", {"new-model"}, {"frontend"}),
+    # request tracing is observability, as metrics are
+    ("[Feature]: Add OpenTelemetry distributed tracing", {"frontend"}, set()),
+    ("[Feature]: more exhaustive tracing", {"frontend"}, set()),
+    ("[Bug]: Dynamo tracing takes 60 s at start-up", {"torch.compile"}, {"frontend"}),
+    # a B200 named failing, a model broken on Blackwell, FP4 not used there: the GPU's question
+    ("[Bug]: gpt-oss broken on main on blackwell", {"nvidia-compat"}, {"moe"}),
+    ("[Bug]: model crashes on NVIDIA B200 at start-up", {"nvidia-compat"}, set()),
+    ("[Bug]: FP4 not leveraged on RTX PRO 6000 (Blackwell)", {"nvidia-compat", "quantization"}, set()),
     # a platform and an engine class are not models that fail themselves
     ("[Bug]: WSL2: GPUModelRunnerV2 requires UVA, so GPU serving fails at startup", set(), {"new-model"}),
 ])
