@@ -97,10 +97,24 @@ _TITLE_DROP = _DROP - TITLE_NAMES
 
 # "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
 _VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
+# a name and its version written apart ("Gemma-2", "Qwen 2.5", "Python 3.12") are written as one ("Gemma2",
+# "Qwen2.5", "Python3.12"): a one-digit version is no token of its own and would be lost; not vLLM's own release
+_NOT_NAME = r"(?!(?i:vllm|version|v|release)[-\s])"
+_NAME_SPACE_VERSION = re.compile(
+    r"(?<![\w.-])" + _NOT_NAME + r"(?:([A-Za-z]{2,21})(?:-|\s(?=\d{1,2}\.\d))|([A-Z][a-z]{1,20})\s)"
+    r"(\d{1,2}(?:\.\d{1,2})?)(?![\w.])(?!-\d)"
+    r"|(?<![\w.-])" + _NOT_NAME + r"([A-Za-z]{2,21})-(\d{1,2}(?:\.\d{1,2})?)(?=-)")
+
+
+def _joined(m: re.Match[str]) -> str:
+    return (m.group(1) or m.group(2) or m.group(4)) + (m.group(3) or m.group(5))
 
 
 def joined_versions(title: str) -> str:
-    """A title with its dotted versions written as one token: "Qwen2.5-VL" -> "Qwen25-VL", "3.12" -> "312"."""
+    """A title with each version written as one token with its name: "Qwen2.5-VL" -> "Qwen25-VL", "Python 3.12" ->
+    "Python312", "gemma-2-9b" -> "gemma2-9b"."""
+    if any(c.isdigit() for c in title):
+        title = _NAME_SPACE_VERSION.sub(_joined, title)
     return _VERSION_DOT.sub("", title) if "." in title else title
 
 
