@@ -337,6 +337,7 @@ def _search_window(window: list[Searched], index: AsOfIndexer, jobs: int) -> Ite
     global _SEARCH_WINDOW, _SEARCH_INDEX
     _SEARCH_WINDOW, _SEARCH_INDEX = window, index
     try:
+        _search_one(window[0])   # what every search loads lazily (NumPy, the comment's templates): once, before forking
         with _workers(_search, jobs) as (inboxes, workers):
             for (issue, analysis, _, _, _), found in zip(window, _in_order(len(window), inboxes, workers),
                                                          strict=True):

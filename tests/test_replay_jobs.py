@@ -175,3 +175,22 @@ def test_a_stored_index_is_searched_in_this_process(tmp_path, monkeypatch):
     one = run(1)
     monkeypatch.setattr(replay_module, "_search_window", None)   # never called
     assert run(2) == one and '"duplicates": [{' in one
+
+
+def test_a_failing_search_worker_stops_the_replay_with_its_traceback(monkeypatch):
+    import os
+
+    import pytest
+
+    import bot.replay as replay_module
+
+    main, real = os.getpid(), replay_module._search_one
+
+    def boom(item):
+        if os.getpid() == main:          # this process's warm-up search before the workers fork
+            return real(item)
+        raise ValueError("search broke")
+
+    monkeypatch.setattr(replay_module, "_search_one", boom)
+    with pytest.raises(RuntimeError, match="search broke"):
+        _run(2)
