@@ -86,6 +86,9 @@ FITS: dict[str, tuple[str, ...]] = {
 }
 # things that are a question by themselves, whatever the verb: running without internet access
 IMPLIED = {"offline": "run"}
+# things that name several objects, each with its own answer: "the logs" are the request log, the HTTP access log,
+# the periodic stats, the progress bar of the offline class or the log level; asking about one is only the area
+SEVERAL = frozenset({"log"})
 WINDOW = 5            # words between the action and the thing
 MAX_TITLE = 300
 MAX_LEAD = 600

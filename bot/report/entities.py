@@ -746,7 +746,7 @@ def _asked(report: Report, title: str, title_tokens: str, lead: str) -> list[Ent
     label = thing[3:] if thing.startswith("id:") else thing.replace("cuda:", "CUDA ") if thing.startswith("cuda:") \
         else _THING_WORDS.get(thing, thing)
     return [Entity(f"ask:{action}={thing}", f"both ask how to {_ACTION_WORDS[action]} {label}",
-                   QUESTION if asked else AREA)]
+                   QUESTION if asked and thing not in asks.SEVERAL else AREA)]
 
 
 def _requests(report: Report, title: str, title_tokens: str, lead: str, text: str) -> list[Entity]:

@@ -190,3 +190,16 @@ def test_the_phrases_are_words_the_gate_reads():
     for _, phrases in (*asks.ACTIONS, *asks.THINGS):
         for p in phrases:
             assert re.fullmatch(r"[a-z]+( [a-z]+)*~?", p), p
+
+
+@pytest.mark.parametrize("title", [
+    "[Usage]: how to disable these http request logs",
+    "[Usage]: How to turn off logging of the LLM class progress bar?",
+    "[Doc]: how to turn off the throughput stats log printed every few seconds",
+])
+def test_turning_off_the_logs_is_only_an_area_several_logs_have_their_own_switch(title):
+    assert ask_keys(title, USAGE.format("The console is flooded.")) == [("ask:disable=log", "area")]
+    index = DuplicateIndex(MemoryIndexStore())
+    index.add(1, parse("[Usage]: How to disable logging", USAGE.format("The offline class prints a progress bar.")),
+              created_at="2024-01-01T00:00:00Z")
+    assert index.search(parse(title, USAGE.format("The console is flooded."))) == ()
