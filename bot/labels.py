@@ -218,6 +218,12 @@ WORDS: tuple[Word, ...] = (
                      r"(?![a-z])|\bopen[-_ ]?api[-_ ]?(server|compatible)\b|"
                      r"\b(chat|default|jinja)[-_ ]templates?\b|\b(chat/)?completions? (api|endpoint)\b|/v1/\w+|"
                      r"\bprompt_logprobs\b|\blogprobs\b"),
+    # batched inference through the offline `LLM` class is that API's question, unless the title is about what the
+    # batch ran with (a parallelism, a platform, a model kind, its speed)
+    Word("frontend", r"\boffline batch(ed)? inference\b|\bbatch(ed)? offline inference\b", 1.0, 0.5,
+         ("tensor-parallel", "pipeline-parallel", "multi-node", "ray", "multi-modality", "speculative-decoding",
+          "structured-output", "tool-calling", "quantization", "moe", "memory", "performance", "cpu", "tpu", "rocm",
+          "intel-gpu")),
     Word("frontend", r"\bapi[-_ ]server\b|\bserving_chat\b|\bendpoints?\b|\bapi gateway\b|(?-i:\bLLM\b) class\b|"
                      r"\boffline inference\b",
          0.5, 0.3),
@@ -744,7 +750,7 @@ _ENGINE_FAILURE = re.compile(r"\bCUDA error\b|illegal memory access|\b(Async)?En
                              r"issue\b|\bNCCL error\b|\bout of memory\b|\bError in model execution\b",
                              re.IGNORECASE | re.ASCII)
 # topics whose cut traceback (no exception line) still says where the request failed
-_CUT_FRAME_TOPICS = ("frontend", "tool-calling", "structured-output")
+_CUT_FRAME_TOPICS = ("frontend", "tool-calling", "structured-output", "multi-modality")
 
 
 def _engine_failure(report: Report, title: str) -> bool:

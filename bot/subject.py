@@ -85,7 +85,8 @@ START_FAILURE = (r"\b(fail\w*|unable|can ?not|can't|cannot|error\w*|problem|issu
                  r"(部署|启动|运行|推理)[^。\n]{0,40}(报错|失败|出错|错误|问题)")
 # or, right after the model's name, that it fails ("X-8B failed", "X fails with the FlashInfer backend", "X 报错")
 # (a few words later it is what the reporter did with it: "I run X and get an error")
-FAILS_AFTER_NAME = r"[^.\n]{0,8}?\b(fail\w*|errors?)\b|[^。\n]{0,10}?(报错|失败|出错)"
+FAILS_AFTER_NAME = (r"[^.\n]{0,8}?\b(fail\w*|errors?|no longer work\w*|stopped working|not working|"
+                    r"(does not|doesn'?t) work)\b|[^。\n]{0,10}?(报错|失败|出错)")
 ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|memory (issues?|problems?)|nccl|hangs?|hanging|"
                 r"stuck|timeouts?|timed out|segfault|segmentation fault|slow\w*|(async)?enginedeaderror|"
                 r"engine (is |was )?dead)\b")
@@ -115,8 +116,10 @@ MOE_ELSEWHERE_TOPICS = frozenset({"multi-node", "performance", "cpu", "tpu", "in
 # that checkpoint)
 QUANT_FORMAT = r"(awq|gptq|gguf|bnb|fp8|fp4|nvfp4|mxfp4|int4|int8|w8a8|w4a16|w4a8|[48]bits?|autoround|hqq|exl2)"
 # (also as the flag sets it: "kv-cache-dtype fp8")
-KV_CACHE_TYPE = (r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)\b|"
-                 r"\bkv[-_ ]?cache[-_ ]dtype\W{0,3}(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?\b")
+KV_CACHE_TYPE = (r"\b(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?[-_ ](kv|k/v)(?:[-_ ]?cache)?\b|"
+                 # "kv_cache_dtype to fp8 or fp8_e4m3", "kv cache fp8", "KV cache in FP8"
+                 r"\bkv[-_ ]?cache(?:[-_ ]dtype)?\W{0,3}(?:(?:set to|to|in|as|is|=)\W{1,3})?"
+                 r"(fp8|int8|fp4|nvfp4)(?:[-_ ]?(e4m3|e5m2)\w*)?(?: or (fp8|int8)(?:[-_ ]?(e4m3|e5m2)\w*)?)?\b")
 MODEL_ID_FORMAT = r"((?<=[a-z0-9.][-_])|(?<=\d[bm] ))" + QUANT_FORMAT + r"(?![a-z0-9])"
 # a kind of model, not a model: "a VLM", "vision models", "multimodal LLMs"
 MODEL_KIND = (r"\b(vlms?|(vision|multi[-_ ]?modal|vl|vision[-_ ]language)[-_ ](language[-_ ])?(models?|llms?))\b|"

@@ -320,6 +320,16 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # the chat endpoint failing, with a quantized checkpoint that only went through it
     ("[Bug]: org/Mistral-Small-24B-Instruct-int4-awq-sym, VLLM Chat error", {"frontend"}, {"quantization"}),
     ("[Bug]: Yi-34B-Chat fails to load", {"new-model"}, {"frontend"}),
+    # the KV cache's data type is the KV cache's question, however it is written
+    ("[Bug]: FP8 kvcache causes RuntimeError in v1 engine", {"kv-cache"}, {"quantization"}),
+    ("[Bug]: [V1] wrong output when using kv cache fp8", {"kv-cache"}, {"quantization"}),
+    ("[Bug]: setting kv_cache_dtype to fp8 or fp8_e4m3 crashes", {"kv-cache"}, {"quantization"}),
+    # a model that no longer works is that model's report; a cut traceback in the multimodal processing says where
+    ("[Bug]: org/Devstral-Small-2-24B-Instruct no longer working in 0.22.1", {"new-model"}, set()),
+    ("[Bug]: Qwen3 tool calling not working with the hermes parser", {"tool-calling"}, {"new-model"}),
+    # batched inference through the offline API, unless the title is about what it ran with
+    ("[Usage]: are there batch size limits for offline batch inference?", {"frontend"}, set()),
+    ("[Usage]: offline batched inference with pipeline parallelism hangs", {"pipeline-parallel"}, {"frontend"}),
     # request tracing is observability, as metrics are
     ("[Feature]: Add OpenTelemetry distributed tracing", {"frontend"}, set()),
     ("[Feature]: more exhaustive tracing", {"frontend"}, set()),
@@ -756,3 +766,14 @@ ERROR 11-03 23:14:01 [serving_chat.py:1145] vllm.v1.engine.exceptions.EngineDead
 def test_streaming_qualifies_a_tool_call(title: str, want: set[str], not_want: set[str]) -> None:
     got = set(_labels(title, "### 🐛 Describe the bug\n\nSee the title."))
     assert want <= got and not (not_want & got), got
+
+
+def test_a_cut_traceback_in_the_multimodal_processing_is_multi_modality():
+    body = """```
+(APIServer pid=3)     mm_budget = MultiModalBudget(vllm_config, mm_registry)
+(APIServer pid=3)   File "/usr/lib/python3/vllm/multimodal/encoder_budget.py", line 87, in __init__
+(APIServer pid=3)     all_mm_max_toks_per_item = get_mm_max_toks_per_item(
+(APIServer pid=3)   File "/usr/lib/python3/vllm/multimodal/registry.py", line 256, in get_dummy_mm_inputs
+(APIServer pid=3)     mm_inputs = processor.apply(
+```"""
+    assert "multi-modality" in topic_labels(parse("[Bug]: server fails at start-up since 0.22", body), ())
