@@ -98,11 +98,12 @@ _TITLE_DROP = _DROP - TITLE_NAMES
 # "2.5" in "Qwen2.5-VL" or "Python 3.12" is one version, not two tokens ("qwen2" and a dropped "5")
 _VERSION_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=\d)")
 # a name and its version written apart ("Gemma-2", "Qwen 2.5", "Python 3.12") are written as one ("Gemma2",
-# "Qwen2.5", "Python3.12"): a one-digit version is no token of its own and would be lost; not vLLM's own release
+# "Qwen2.5", "Python3.12"; "Gemma 3n" as "Gemma3n", a letter that is no size unit): a one-digit version is no token
+# of its own and would be lost; not vLLM's own release
 _NOT_NAME = r"(?!(?i:vllm|version|v|release)[-\s])"
 _NAME_SPACE_VERSION = re.compile(
     r"(?<![\w.-])" + _NOT_NAME + r"(?:([A-Za-z]{2,21})(?:-|\s(?=\d{1,2}\.\d))|([A-Z][a-z]{1,20})\s)"
-    r"(\d{1,2}(?:\.\d{1,2})?)(?![\w.])(?!-\d)"
+    r"(\d{1,2}(?:\.\d{1,2})?(?:[ac-jln-z](?![\w.]))?)(?![\w.])(?!-\d)"
     r"|(?<![\w.-])" + _NOT_NAME + r"([A-Za-z]{2,21})-(\d{1,2}(?:\.\d{1,2})?)(?=-)")
 
 

@@ -190,6 +190,8 @@ def test_a_request_naming_the_category_too_is_linked(index):
 @pytest.mark.parametrize(("title", "terms"), [
     ("[New Model]: google/gemma-2-9b-it", ("gemma2",)),       # a one-digit version is no token of its own
     ("Gemma 2 support", ("gemma2",)),
+    ("[New Model]: Gemma 3n support", ("gemma3n",)),          # a letter after the version, not a size: one term
+    ("[New Model]: Qwen 7B", ("qwen",)),
     ("[New Model]: Qwen 2.5 VL", ("qwen25", "vl")),
     ("Support for vLLM 0.6.3 on CUDA 12.4", ("063", "cuda124")),   # vLLM's own release is no name's version
     ("run one model on 2 GPUs", ("one", "gpus")),
