@@ -645,9 +645,9 @@ def _platform_entities(report: Report, title: str, text: str) -> list[Entity]:
     platform = found[0] if found else None
     if platform is not None:
         # installing natively on Windows, on macOS or on a Jetson, or asking for it to be supported, each has one
-        # answer
-        one_answer = report.kind == "installation" or (in_title and asks.asks_for_support(title) and not any(
-            p.search(title) for _, _, p in _CAP_PATTERNS))    # not "FP8 support on macOS"
+        # answer; a title naming two platforms asks for the one on the other ("the CPU backend on macOS x86")
+        one_answer = report.kind == "installation" or (in_title and len(found) == 1 and asks.asks_for_support(title)
+                                                       and not any(p.search(title) for _, _, p in _CAP_PATTERNS))
         strength = QUESTION if platform in ("windows", "macos", "jetson") and one_answer else AREA
         out.append(Entity(f"platform={platform}", f"both on {_PLATFORM_NAMES.get(platform, platform)}", strength))
     for gfx in _gfx_targets(text):

@@ -289,6 +289,8 @@ def test_asking_for_a_platform_to_be_supported_is_one_question():
     assert "platform=macos:question" in strengths("[Feature]: Metal support")
     assert "platform=windows:question" in strengths("Does vllm support Windows?")
     assert "platform=macos:area" in strengths("[Feature]: FP8 support on macOS")       # a capability there
+    assert "platform=macos:area" in strengths("[Feature]: support the CPU backend on macOS x86")   # one on another
+    assert "platform=windows:area" in strengths("Support ROCm on Windows")
     assert not [k for k in keys("[Usage]: deploy vllm on a bare metal server") if k.startswith("platform=")]
 
 
