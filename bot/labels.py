@@ -183,7 +183,9 @@ WORDS: tuple[Word, ...] = (
     # (and vLLM's CPU images and wheels by name: "vllm-cpu-release-repo", "vllm_cpu")
     Word("cpu", r"\b(docker|container|image) cpu\b|\bcpu avx\w*|\bavx2\b|\bvllm[-_]cpu\b"),
     Word("cpu", r"\bapple silicon\b|\bmacos\b|\bmac ?book\b|\bm[1-4] (pro|max|ultra)\b|\bavx[-_ ]?512\w*|\bppc64le\b|"
-                r"\bs390x\b"),
+                r"\bs390x\b|"
+                # vLLM's OpenVINO backend runs on the CPU (not "OpenVINO GPU")
+                r"\bopenvino\b(?![-_ ]?gpu)"),
     Word("intel-gpu", r"\bxpu\b|\bintel (gpu|arc|data center gpu)\b|\barc (a|b)\d{3}\b|\bbmg\b|\bb[5-7]0\b|"
                       r"\bbattlemage\b|\barc pro\b|\bintel graphics\b|\bgaudi\d?\b|\bhpu\b"),
     Word("structured-output", r"\bstructured[-_ ]outputs?\b|"
@@ -320,7 +322,9 @@ WORDS: tuple[Word, ...] = (
                         r"\bperform(s|ed|ing)?( \w+)? (poorly|poor|worse|badly|slow\w*)\b|\boutperform\w*|"
                         r"\b(faster|slower) than\b|\b\d+(\.\d+)?x (faster|slower)\b|"
                         # how long the server takes to come up
-                        r"\bcold[-_ ]?starts?\b|\b(start[-_ ]?up|boot|loading) (times?|latency)\b", 1.0, 0.3),
+                        r"\bcold[-_ ]?starts?\b|\b(start[-_ ]?up|boot|loading) (times?|latency)\b|"
+                        r"\btak(e|es|ing) (forever|ages|hours|(so |too |very |a )?long( time)?) to (load|start)\b",
+         1.0, 0.3),
     # a benchmark measures performance, unless the title says it crashed or failed: then it was only the load
     Word("performance", r"\bbenchmark\w*", 1.0, 0.3,
          unless_title=r"\b(crash\w*|\w*error\w*|exceptions?|dies|died|\w*dead\w*|fails?|failed|failure|traceback)\b"),

@@ -330,6 +330,9 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # batched inference through the offline API, unless the title is about what it ran with
     ("[Usage]: are there batch size limits for offline batch inference?", {"frontend"}, set()),
     ("[Usage]: offline batched inference with pipeline parallelism hangs", {"pipeline-parallel"}, {"frontend"}),
+    # the OpenVINO backend runs on the CPU; a load that takes forever is slow
+    ("[Installation]: cannot install vllm with openvino backend", {"cpu", "installation"}, set()),
+    ("[Bug]: vLLM takes forever to load a locally stored 7B model", {"performance"}, set()),
     # request tracing is observability, as metrics are
     ("[Feature]: Add OpenTelemetry distributed tracing", {"frontend"}, set()),
     ("[Feature]: more exhaustive tracing", {"frontend"}, set()),
