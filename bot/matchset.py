@@ -3,9 +3,10 @@
 
 Each pattern's top-level alternatives are read apart. The alternatives RE2 matches as Python `re` does go into
 one RE2 Set; the others (lookarounds, `$`, back-references, `{,n}`, …) stay Python patterns, searched only when
-the Set finds one of the literal strings every match of them contains (`bot.literals.needles`). A text on which
-RE2 could read a character otherwise than `re` is searched with the Python patterns, as is every text when the Set
-gives up (its memory budget):
+the Set finds one of the literal strings every match of them contains (`bot.literals.needles`). When many
+alternatives hold an unbounded repetition, they are put in Sets of their own (one pass each; see `_set_groups`).
+A text on which RE2 could read a character otherwise than `re` is searched with the Python patterns, as is every
+text when a Set gives up (its memory budget):
 
 * RE2's case folding adds U+017F (long s) and U+212A (Kelvin sign) to `s` and `k`; `re.ASCII` does not;
 * RE2's `\\s` lacks `\\v`, and Unicode `re` patterns also take `\\x1c`-`\\x1f` and non-ASCII characters for
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import re2
 
@@ -30,6 +32,9 @@ _GLOBAL_FLAG = re.compile(r"\(\?[a-zA-Z-]+\)")
 # multiply with every other pattern's, and on reports unlike the ones seen before the DFA is rebuilt text by text
 MAX_COUNT = 12
 _COUNTS = re.compile(r"\{\d*,(\d+)\}")
+_OPEN_COUNT = re.compile(r"\{\d*,\}")
+# when more entries than this have an unbounded repetition, they are put apart, this many a Set (`_set_groups`)
+SET_SIZE = 40
 
 
 def alternatives(pattern: str) -> list[str]:
@@ -230,21 +235,19 @@ class MatchSet:
         self.compiled = [re.compile(p, flags) for p in patterns]
         self._unsafe = _ASCII_MODE_UNSAFE if flags & re.ASCII else _UNICODE_MODE_UNSAFE
         self._ascii_only = not flags & re.ASCII
-        options = re2.Options()
-        options.log_errors = False
-        options.case_sensitive = not flags & re.IGNORECASE
-        self._set = re2.Set.SearchSet(options)
-        self._found_by: dict[int, int] = {}              # Set entry -> the pattern an alternative of it matched
-        self._gates: dict[int, list[int]] = {}           # Set entry -> patterns whose rest may match (a gate)
-        self.rest: dict[int, re.Pattern[str]] = {}       # pattern -> its alternatives the Set does not read
+        entries: list[str] = []                          # the RE2 forms the Sets hold, by entry
+        self._found_by: dict[int, int] = {}              # entry -> the pattern an alternative of it matched
+        self._gates: dict[int, list[int]] = {}           # entry -> patterns whose rest may match (a gate)
+        self.rest: dict[int, re.Pattern[str]] = {}       # pattern -> its alternatives the Sets do not read
         self._always: list[int] = []                     # patterns whose rest has no gate: always searched
         gate_ids: dict[str, int] = {}
 
-        def gate(entry: str, k: int) -> None:
-            if entry not in gate_ids:
-                gate_ids[entry] = self._set.Add(entry.encode("utf-8"))
-            if k not in self._gates.setdefault(gate_ids[entry], []):
-                self._gates[gate_ids[entry]].append(k)
+        def gate(form: str, k: int) -> None:
+            if form not in gate_ids:
+                gate_ids[form] = len(entries)
+                entries.append(form)
+            if k not in self._gates.setdefault(gate_ids[form], []):
+                self._gates[gate_ids[form]].append(k)
 
         for k, pattern in enumerate(patterns):
             kept: list[str] = []
@@ -253,7 +256,8 @@ class MatchSet:
             for alternative in split or [pattern]:
                 exact = _exact_form(alternative)
                 if exact is not None:
-                    self._found_by[self._set.Add(exact.encode("utf-8"))] = k
+                    self._found_by[len(entries)] = k
+                    entries.append(exact)
                     continue
                 kept.append(alternative)
                 loose = _loose_form(alternative)
@@ -267,8 +271,19 @@ class MatchSet:
                     self._always.append(k)
             if kept:
                 self.rest[k] = re.compile("|".join(kept), flags)
-        self._sentinel = self._set.Add(rb"\A")   # always matches: a result without it means the Set gave up
-        self._set.Compile()
+        options = re2.Options()
+        options.log_errors = False
+        options.case_sensitive = not flags & re.IGNORECASE
+        # (Set, its sentinel, the entry of each of its indices); the sentinel always matches: a result without it
+        # means the Set gave up
+        self._sets: list[tuple[Any, int, list[int]]] = []
+        for group in _set_groups(entries):
+            compiled = re2.Set.SearchSet(options)
+            for i in group:
+                compiled.Add(entries[i].encode("utf-8"))
+            sentinel = compiled.Add(rb"\A")
+            compiled.Compile()
+            self._sets.append((compiled, sentinel, group))
 
     def matching(self, text: str) -> set[int]:
         """The patterns with a match in `text`."""
@@ -286,16 +301,42 @@ class MatchSet:
         return out
 
     def _match(self, text: str) -> list[int] | None:
-        """The Set's entries found in `text`, or None when the Set cannot answer for it."""
+        """The entries the Sets found in `text`, or None when they cannot answer for it."""
         if text.isascii():
             if "\x0b" in text or (self._ascii_only and any(c in text for c in self._unsafe)):
                 return None
         elif self._ascii_only or any(c in text for c in self._unsafe):
             return None
         try:
-            found = self._set.Match(text.encode("utf-8"))
+            data = text.encode("utf-8")
         except UnicodeEncodeError:   # a lone surrogate
             return None
-        if not found or self._sentinel not in found:
-            return None
+        if len(self._sets) == 1:   # the Set's index i is entry i, and its sentinel no entry
+            compiled, sentinel, _ = self._sets[0]
+            result = compiled.Match(data)
+            return result if result and sentinel in result else None
+        found: list[int] = []
+        for compiled, sentinel, group in self._sets:
+            result = compiled.Match(data)
+            if not result or sentinel not in result:
+                return None
+            found += [group[i] for i in result if i != sentinel]
         return found
+
+
+def _unbounded(form: str) -> bool:
+    """`form` repeats something without bound (`*`, `+`, `{n,}`): a gap that can stay open along the text."""
+    bare = _outside_classes(form)
+    return "*" in bare or "+" in bare or _OPEN_COUNT.search(bare) is not None
+
+
+def _set_groups(entries: list[str]) -> list[list[int]]:
+    """The entries of each Set: all in one, or when more than SET_SIZE have an unbounded repetition, the others in
+    one and those by SET_SIZE. A many-match DFA state is one combination of where each pattern may be in the text:
+    open gaps multiply the states of every other pattern, and on text unlike any seen before the states are built
+    anew at nearly every character (the label words on real reports, cold: ~40 -> ~22 µs a text)."""
+    gaps = [i for i, form in enumerate(entries) if _unbounded(form)]
+    if len(gaps) <= SET_SIZE:
+        return [list(range(len(entries)))]
+    others = [i for i, form in enumerate(entries) if not _unbounded(form)]
+    return [g for g in (others, *(gaps[j:j + SET_SIZE] for j in range(0, len(gaps), SET_SIZE))) if g]

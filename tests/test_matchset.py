@@ -86,8 +86,23 @@ class _GivesUp:
 def test_a_set_that_gives_up_falls_back_to_python(found):
     m = MatchSet([r"\bcuda\b", r"(?<!no )gpu"])
     assert m.matching("CUDA on a GPU") == {0, 1}
-    m._set = _GivesUp(found)
+    compiled, sentinel, group = m._sets[0]
+    m._sets[0] = (_GivesUp(found), sentinel, group)
     assert m.matching("CUDA on a GPU") == {0, 1} and m.matching("no GPU") == set()
+
+
+def test_patterns_with_an_open_gap_are_in_sets_of_their_own():
+    words = [f"\\bword{i}\\b" for i in range(60)]
+    gaps = [f"\\bfrom{i}\\b.*\\bto{i}\\b" for i in range(50)]
+    m = MatchSet(words + gaps)
+    assert [len(group) for _, _, group in m._sets] == [60, 40, 10]
+    assert m.matching("word3 and from45 then to45, from2 to3") == {3, 60 + 45}
+    sets = list(m._sets)
+    for k, (_, sentinel, group) in enumerate(sets):   # any one of the Sets giving up: Python answers
+        m._sets = [*sets[:k], (_GivesUp(None), sentinel, group), *sets[k + 1:]]
+        assert m._match("word3 and from45 then to45") is None
+        assert m.matching("word3 and from45 then to45") == {3, 60 + 45}
+    assert [len(group) for _, _, group in MatchSet(words + gaps[:40])._sets] == [100]   # a few gaps: one Set
 
 
 def test_alternatives_are_read_at_the_top_level_only():
