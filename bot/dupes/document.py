@@ -25,6 +25,7 @@ from bot.dupes.text import (
 )
 from bot.glossary import english, with_english
 from bot.report.asks import asks_for_support
+from bot.report.entities import title_platforms
 from bot.report.model import Entity, Report
 
 
@@ -116,8 +117,10 @@ def field_tokens(report: Report) -> dict[str, list[str]]:
     if extra:                                # Chinese words first, so the token limit keeps them
         body = extra + "\n" + body
     flags = notable_flags(report)
+    title_terms = tokens(joined_versions(title), numbers=True, title=True)
+    title_terms.extend(p for p in tokens(" ".join(title_platforms(title))) if p not in title_terms)
     return {
-        "title": tokens(joined_versions(title), numbers=True, title=True),
+        "title": title_terms,
         "error": tokens(error_text(report), limit=MAX_ERROR_TOKENS),
         "body": tokens(body, limit=MAX_BODY_TOKENS),
         "flag": [FLAG_PREFIX + f for f in flags],

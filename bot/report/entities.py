@@ -622,6 +622,15 @@ def _flag_below(report: Report, name: str, limit: float) -> bool:
         return False
 
 
+def title_platforms(title: str) -> tuple[str, ...]:
+    """The platforms a title names, by their key's name ("arm docker image" and "Dockerfile for aarch64" both name
+    `aarch64`, "Metal support" and "MPS backend" `macos`): the vocabulary's synonyms, for the duplicate index."""
+    tokens = token_text(with_english(title[:MAX_TITLE]))
+    if not _ANY_PLATFORM.search(tokens):
+        return ()
+    return tuple(name for name, pattern in _PLATFORM_PATTERNS if pattern.search(tokens))
+
+
 def _platform_entities(report: Report, title: str, text: str) -> list[Entity]:
     env = report.environment
     found: list[str] = []

@@ -204,3 +204,11 @@ def test_a_versioned_family_is_not_linked_to_the_family_request(index):
     add(index, 100, "Add support for Gemma models", FEATURE.format("Google released open weights."))
     assert index.search(parse("[Feature]: Support for google/gemma-2-9b-it", FEATURE.format("The new generation.")),
                         (), exclude=200) == ()
+
+
+def test_a_platform_named_by_a_synonym_shares_its_name_in_the_title_field():
+    from bot.dupes.document import field_tokens
+    assert "aarch64" in field_tokens(parse("[Feature]: please add an arm docker image", ""))["title"]
+    assert "maco" in field_tokens(parse("[Feature]: Metal support", ""))["title"]
+    assert field_tokens(parse("Bare metal server setup", ""))["title"] == ["bare", "metal", "server", "setup"]
+    assert field_tokens(parse("[Installation]: Dockerfile for aarch64", ""))["title"] == ["dockerfile", "aarch64"]
