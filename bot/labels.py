@@ -266,7 +266,11 @@ WORDS: tuple[Word, ...] = (
     Word("frontend", r"\bstream\s*(=|==|:)\s*\"?true\b|\bstream(ing)? (mode|requests?|calls?|api)\b",
          qualifies=("tool-calling",)),
     Word("frontend", r"\bserver[-_ ]sent events\b|\bchat\.completion(\.chunk)?\b|"
-                     r"\bChatCompletion(Chunk|Message|Request|Response)?\b|\busage (info\w*|stats|field)\b"),
+                     r"\bChatCompletion(Chunk|Message|Request|Response)?\b|\busage (info\w*|stats|field)\b|"
+                     # the token counts an answer reports, and the Responses API's
+                     r"\b(reasoning )?tokens? usage\b|\b\w+_tokens_details\b|\bnum_\w+_tokens\b|\bResponseUsage\b|"
+                     r"\bresponses? api\b|\b(view|see|get|show|count|number of|total)( the)?( total)? "
+                     r"(generated|output|prompt|input|completion) tokens\b"),
     Word("frontend", r"\bapi[-_ ]?keys?\b|\bvllm_api_key\b|\bbearer token\b|\bcors\b|\bcross[-_ ]origin\b|"
                      r"\ballowed[-_ ]origins\b|\b(routes?|endpoints?)\b[^.\n]{0,40}\bauthori[sz]\w*"),
     # reaching the API server at all (host binding, ports, WSL/Docker networking)

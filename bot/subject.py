@@ -90,7 +90,7 @@ FAILS_AFTER_NAME = (r"[^.\n]{0,8}?\b(fail\w*|errors?|no longer work\w*|stopped w
 ENGINE_FAULT = (r"\b(illegal memory access|cuda error|out of memory|oom|memory (issues?|problems?)|nccl|hangs?|hanging|"
                 r"stuck|timeouts?|timed out|segfault|segmentation fault|slow\w*|(async)?enginedeaderror|"
                 r"engine (is |was )?dead)\b")
-TOKENIZER = r"\btokeni[sz]\w*"
+TOKENIZER = r"\b\w{0,40}tokeni[sz]\w*"   # (and a tokenizer class: "MistralTokenizer not working")
 NOT_A_MODEL_LOAD = r"\b(lora|adapters?|peft|plugins?|datasets?|images?|videos?|audio|library|module|extension|dll)\b"
 
 # "Support X" / "Add X" / "support for X": a request whose object is the model (not a feature on it)

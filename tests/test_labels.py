@@ -333,6 +333,12 @@ ValueError: LoRA rank 64 is greater than max_lora_rank 16.
     # the OpenVINO backend runs on the CPU; a load that takes forever is slow
     ("[Installation]: cannot install vllm with openvino backend", {"cpu", "installation"}, set()),
     ("[Bug]: vLLM takes forever to load a locally stored 7B model", {"performance"}, set()),
+    # the token counts an answer reports
+    ("[Feature]: Add reasoning token usage", {"frontend"}, set()),
+    ("[Bug]: The `prompt_tokens_details` in `usage` is always `None`.", {"frontend"}, set()),
+    ("[Usage]: how to view generated tokens in vllm serve", {"frontend"}, set()),
+    # a model whose tokenizer class fails
+    ("[Bug]: MistralTokenizer not working when using Mistral Small 3.1 in HF format", {"new-model"}, set()),
     # request tracing is observability, as metrics are
     ("[Feature]: Add OpenTelemetry distributed tracing", {"frontend"}, set()),
     ("[Feature]: more exhaustive tracing", {"frontend"}, set()),
