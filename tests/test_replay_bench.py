@@ -33,3 +33,12 @@ def test_an_unreadable_export_is_one_usage_error(tmp_path, capsys):
         bench_main(["--only", "replay", "--export", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.md")])
     assert exit_.value.code == 2
     assert "not a readable file" in capsys.readouterr().err
+
+
+def test_every_rule_template_is_compiled_before_the_measurements():
+    from bot.rules import load_rules
+
+    rules = load_rules()
+    assert replay_bench.templates_compiled(rules) >= 2 * len(rules.rules)
+    assert all(rule.explanation._template is not None and rule.workaround._template is not None
+               for rule in rules.rules)

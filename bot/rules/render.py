@@ -92,11 +92,13 @@ class LazyTemplate:
         self._ast = ast
         self._template: Template | None = None
 
+    def compile(self) -> Template:
+        if self._template is None:
+            self._template = ENV.from_string(self._ast)
+        return self._template
+
     def render(self, context: dict[str, Any]) -> str:
-        template = self._template
-        if template is None:
-            template = self._template = ENV.from_string(self._ast)
-        return template.render(context)
+        return (self._template or self.compile()).render(context)
 
 
 def template_context(report: Report, flags: dict[str, Any], captures: dict[str, str],
