@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 from bot.report.cmdline import extract_commands, merge_flags, model_and_architectures, parse_non_default_args
+from bot.report.collect_env import preamble_lines
 from bot.report.entities import extract as entity_keys
 from bot.report.environment import parse_environment
 from bot.report.kind import detect_kind
-from bot.report.logs import clean_log
+from bot.report.logs import LogLine, clean_log
 from bot.report.model import (
     KINDS_NEEDING_ENV,
     Command,
@@ -51,7 +52,7 @@ def parse(title: str | None, body: str | None) -> Report:
     kind, kind_source, title_text = detect_kind(title, body, sections)
     log = clean_log(body)
     lines = tuple([entry.text for entry in log])
-    errors = extract_all(log, title)
+    errors = extract_all(_without_env_preamble(body, log), title)
     tracebacks, exceptions, error_lines = errors.tracebacks, errors.exceptions, errors.error_lines
     commands = extract_commands(body, lines)
     nda = parse_non_default_args(lines)
@@ -86,6 +87,23 @@ def parse(title: str | None, body: str | None) -> Report:
     )
     # the entity keys read the rest of the report (two constructions cost less than dataclasses.replace)
     return Report(**fields, entities=entity_keys(Report(**fields)))
+
+
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+_QUIET = LogLine("", None, None)
+
+
+def _without_env_preamble(body: str, log: tuple[LogLine, ...]) -> tuple[LogLine, ...]:
+    """The log with collect_env's import-time warnings blanked: they are not the report's error."""
+    if "ollecting environment information" not in body:
+        return log
+    quiet = [i for i in preamble_lines(body.splitlines()) if i < len(log) and log[i].level not in _ERROR_LEVELS]
+    if not quiet:
+        return log
+    out = list(log)
+    for i in quiet:
+        out[i] = _QUIET
+    return tuple(out)
 
 
 def _offsets(body: str, commands: tuple[Command, ...]) -> tuple[int, ...]:

@@ -108,6 +108,24 @@ def label_of(line: str) -> tuple[str, str] | None:
     return key, line[i + 1:MAX_LINE].strip()
 
 
+def preamble_lines(lines: list[str] | tuple[str, ...], max_lines: int = 40) -> list[int]:
+    """Indices of what collect_env printed between "Collecting environment information..." and its first label.
+
+    That is import-time output of the reporter's vLLM (a missing `vllm._C` on a build without CUDA ops, a commit
+    hash it cannot read), not the failure the report is about.
+    """
+    out: list[int] = []
+    for i, line in enumerate(lines):
+        if not line.lstrip().lower().startswith("collecting environment information"):
+            continue
+        for j in range(i + 1, min(len(lines), i + 1 + max_lines)):
+            s = lines[j][:MAX_LINE].strip()
+            if s.startswith("### ") or label_of(s) is not None or (len(s) >= 10 and not s.strip("=")):
+                break
+            out.append(j)
+    return out
+
+
 def is_banner(line: str) -> bool:
     s = line.strip()
     return len(s) >= 10 and not s.strip("=")

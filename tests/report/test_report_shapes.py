@@ -115,3 +115,34 @@ vllm serve <your-model> --tensor-parallel-size 2 --pipeline-parallel-size 2 \\
     assert r2.flags["enable_expert_parallel"] is True
     r3 = parse("[Bug]: x", "```\nvllm serve org/m --port 8000 > server.log 2>&1\n```")
     assert r3.flags["port"] == 8000 and "server.log" not in str(r3.flags)
+
+
+_NO_CUDA_OPS_DUMP = """### Your current environment
+
+```text
+Collecting environment information...
+WARNING 03-14 10:02:11 _custom_ops.py:14] Failed to import from vllm._C with ModuleNotFoundError("No module \
+named 'vllm._C'")
+/opt/venv/lib/python3.10/site-packages/vllm/usage/usage_lib.py:19: RuntimeWarning: Failed to read commit hash:
+No module named 'vllm.commit_id'
+PyTorch version: 2.4.0+cpu
+Is CUDA available: False
+vLLM Version: 0.6.3
+```
+
+### 🐛 Describe the bug
+
+The server starts on my CPU-only host, but every request hangs.
+"""
+
+
+def test_collect_env_import_warnings_are_not_the_reports_error():
+    r = parse("[Bug]: requests hang on a CPU-only host", _NO_CUDA_OPS_DUMP)
+    assert r.exceptions == ()
+    assert r.environment.vllm_version == "0.6.3"
+
+
+def test_an_error_after_the_dump_is_still_the_reports_error():
+    body = _NO_CUDA_OPS_DUMP + "```\nImportError: libcudart.so.12: cannot open shared object file\n```\n"
+    r = parse("[Bug]: import fails", body)
+    assert [e.short_type for e in r.exceptions] == ["ImportError"]
