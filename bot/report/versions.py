@@ -25,7 +25,7 @@ _FILLER = frozenset({
 # a word right before a bare "v0.x.y" / "0.x.y" that keeps it a plausible vLLM version
 _BARE_OK_BEFORE = frozenset({
     "", "on", "in", "with", "using", "use", "of", "from", "to", "at", "and", "or", "vs", "vs.", "since", "after",
-    "before", "between", "for", "latest", "release", "tag", "docker", "image", "upgrade",
+    "before", "between", "for", "latest", "release", "tag", "docker", "image", "container", "upgrade",
     "upgraded", "upgrading", "downgrade", "downgraded", "downgrading", "the", "&", "/", "~", "-", "->", "=>", "still",
     "v1", "v0", "nightly", "main", "now", "currently", "but", "is", "was", "are", "vllm",
     "new", "old", "current", "previous", "tried", "both", "also", "until", "build", "commit", "running",
@@ -218,6 +218,8 @@ def bare_mentions(line: str, *, need_v: bool, lenient_v: bool = False) -> list[M
         if not ok and before == "version":   # "the latest version 0.10.2", "i.e., version 0.10.2"
             ahead = _word_before(line, line.rfind(written, 0, s)).lower()
             ok = bool(ahead) and (ahead in _BARE_OK_BEFORE or ahead in ("i.e.", "e.g.", "my", "our", "this"))
+        if not ok and has_v and _SHA_RE.search(v) and before not in OTHER_PACKAGES:
+            ok = True   # a build of a commit, as vLLM's dev builds name themselves: "reporting `v0.9.1.dev5+g1a2b3c4`"
         if not ok and lenient_v and has_v and v.count(".") >= 2:
             # a lowercase word, or a capitalised verb opening the title ("Missing v0.12.0 wheel …"), not a name
             first = not line[:max(0, line.rfind(written, 0, s))].strip(" \t`'\"([{*:")

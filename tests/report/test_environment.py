@@ -249,6 +249,10 @@ def test_image_tags(text, version):
      "0.11.2"),
     ("[Bug]: crash", "pip install https://github.com/vllm-project/vllm/releases/download/v0.9.1/vllm-0.9.1-cp38-abi3.whl",
      "0.9.1"),
+    ("[Bug]: crash", "Image: the nightly tag of last week, reporting `v0.21.1rc2.dev44+g0a1b2c3d4`.",
+     "0.21.1rc2.dev44+g0a1b2c3d4"),
+    ("[Usage]: GGUF", "I skipped collect_env since I use the docker container `v0.7.2.post1` of vllm.", "0.7.2.post1"),
+    ("[Bug]: crash", "flashinfer v0.2.6+g1a2b3c4 is installed", None),
 ])
 def test_prose_and_title(title, body, version):
     env, _ = env_of(body, title=title)
