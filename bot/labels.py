@@ -652,6 +652,7 @@ def topic_scores(report: Report, findings: tuple[Finding, ...]) -> dict[str, dic
         if not any(s.by_topic.get(t, {}).get("title", 0.0) >= THRESHOLD for t in word.qualifies):
             s.add(word.topic, "title", word.title)
     _kind_yields_to_title(s)
+    _installation_kind_yields_to_diagnosis(s, findings)
     _gpus_yield_to_another_parallelism(s, title)
     if _gpus_in_title(title) > GPUS_PER_NODE:
         s.add("multi-node", "title", THRESHOLD)
@@ -806,6 +807,17 @@ def _kind_yields_to_title(s: _Scores) -> None:
         if "kind" in sources and "title" not in sources and \
                 any(s.by_topic.get(t, {}).get("title", 0.0) >= THRESHOLD for t in title_topics):
             del sources["kind"]
+
+
+def _installation_kind_yields_to_diagnosis(s: _Scores, findings: tuple[Finding, ...]) -> None:
+    """An [Installation] template whose only installation evidence is the template, and whose error a rule
+    diagnoses as something else (a gated model's config, a request error), is about that diagnosis."""
+    sources = s.by_topic.get("installation", {})
+    if set(sources) != {"kind"}:
+        return
+    diagnosed = [f for f in findings if f.confidence >= MIN_FINDING_CONFIDENCE]
+    if diagnosed and not any("installation" in f.labels for f in diagnosed):
+        del sources["kind"]
 
 
 # several GPUs used another way than tensor parallelism: data parallel replicas, pipeline stages, experts, torchrun

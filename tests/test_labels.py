@@ -157,6 +157,18 @@ def test_kind_labels() -> None:
     assert "performance" in topic_labels(perf, ())
 
 
+def test_installation_template_yields_to_a_diagnosis_of_something_else() -> None:
+    r = parse("[Installation]: ValueError: No supported config format found in my-org/private-model",
+              "```\nValueError: No supported config format found in my-org/private-model\n```\n")
+    assert "installation" in topic_labels(r, ())
+    gated = Finding("config-not-found", "t", (), 0.9, "e", "w")
+    assert "installation" not in topic_labels(r, (gated,))
+    build = Finding("build-fails", "t", ("installation",), 0.9, "e", "w")
+    assert "installation" in topic_labels(r, (build,))
+    unsure = Finding("rule-b", "t", ("frontend",), 0.3, "e", "w")
+    assert "installation" in topic_labels(r, (unsure,))
+
+
 def test_finding_labels_are_used_when_confident() -> None:
     r = bug("[Bug]: crash on start", "ValueError: something odd")
     sure = Finding("rule-a", "t", ("structured-output",), 0.8, "e", "w")
