@@ -89,15 +89,16 @@ def parse(title: str | None, body: str | None) -> Report:
     return Report(**fields, entities=entity_keys(Report(**fields)))
 
 
-_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+_QUIET_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN"})
 _QUIET = LogLine("", None, None)
 
 
 def _without_env_preamble(body: str, log: tuple[LogLine, ...]) -> tuple[LogLine, ...]:
-    """The log with collect_env's import-time warnings blanked: they are not the report's error."""
+    """The log with collect_env's import-time log warnings blanked: they are not the report's error (a traceback
+    of collect_env itself failing is kept)."""
     if "ollecting environment information" not in body:
         return log
-    quiet = [i for i in preamble_lines(body.splitlines()) if i < len(log) and log[i].level not in _ERROR_LEVELS]
+    quiet = [i for i in preamble_lines(body.splitlines()) if i < len(log) and log[i].level in _QUIET_LEVELS]
     if not quiet:
         return log
     out = list(log)

@@ -142,6 +142,14 @@ def test_collect_env_import_warnings_are_not_the_reports_error():
     assert r.environment.vllm_version == "0.6.3"
 
 
+def test_a_traceback_of_collect_env_itself_failing_is_kept():
+    body = ("### Your current environment\n\n```text\nCollecting environment information...\n"
+            "Traceback (most recent call last):\n  File \"collect_env.py\", line 273, in get_vllm_version\n"
+            "    from vllm import __version__\nImportError: cannot import name '__version__' from 'vllm'\n```\n")
+    r = parse("[Installation]: vllm cannot be imported", body)
+    assert [e.short_type for e in r.exceptions] == ["ImportError"]
+
+
 def test_an_error_after_the_dump_is_still_the_reports_error():
     body = _NO_CUDA_OPS_DUMP + "```\nImportError: libcudart.so.12: cannot open shared object file\n```\n"
     r = parse("[Bug]: import fails", body)
