@@ -16,14 +16,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TextIO
 
 from bot.comment import comment_context
-from bot.decision import Candidate, Finding
+from bot.decision import Finding
 from bot.dupes.document import IssueDoc, build_doc, prebuilt
-from bot.dupes.store import Mark
 from bot.export import ExportProblem, IssueRecord, read_export
 from bot.report import Report
 from bot.rules import RuleSet
 from bot.sources.index import SourceIndex
-from bot.triage import Analysis, SimilarIssues, Triage, analyse, decide, decided
+from bot.triage import Analysis, SimilarIssues, Triage, analyse, decide
 
 
 @dataclass
@@ -68,16 +67,6 @@ class Indexer(SimilarIssues, Protocol):
     def add(self, number: int, report: Report, findings: tuple[Finding, ...], **kwargs: Any) -> None: ...
 
 
-class AsOfIndexer(Indexer, Protocol):
-    """An index replay's workers can search as it was at each issue's turn (the in-memory store's)."""
-
-    def mark(self) -> Mark | None: ...
-
-    def as_of(self, mark: Mark) -> SimilarIssues: ...
-
-    def holds_any(self, numbers: Iterable[int]) -> bool: ...
-
-
 def load_sorted(path: str, problems: list[ExportProblem]) -> list[IssueRecord]:
     issues: list[IssueRecord] = []
     for item in read_export(path):
@@ -97,86 +86,22 @@ def replay(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None,
     raise-site index (read only; the workers inherit it by forking).
 
     With jobs > 1, parsing, rules, labels and the duplicate document (which need only the issue) run in that
-    many worker processes, in order, and so does the comment's context. When the index can be read as it was
-    at each issue's turn (in memory, every issue new to it), this process adds each window of issues to it and
-    forked workers search it and finish the comments; otherwise the duplicate search and the comment stay in
-    this process. Same output; the reports handed to `on_result` then lack the parse's intermediate text (body,
-    sections, description, prose, log lines, tracebacks, commands)."""
+    many worker processes, in order, and so does the comment's context; the duplicate search and the comment
+    (which need the history) stay in this process. Same output; the reports handed to `on_result` then lack the
+    parse's intermediate text (body, sections, description, prose, log lines, tracebacks, commands)."""
     start = time.perf_counter()
-    with _long_lived_frozen():
-        if jobs > 1 and _forks() and index is not None and _readable_as_of(index, issues := list(issues)):
-            triaged = _searched_in_workers(issues, rules, index, jobs, sources)  # type: ignore[arg-type]
-        else:
-            triaged = _decided_here(issues, rules, index, jobs, sources)
-        with triaged as results:
-            for n, (issue, result) in enumerate(results, 1):
-                on_result(issue, result)
-                summary.add(result)
-                if progress is not None:
-                    progress(n)
+    with _long_lived_frozen(), _analyses(issues, rules, jobs, docs=index is not None, sources=sources) as analysed:
+        for n, (issue, analysis, context) in enumerate(analysed, 1):
+            result = decide(issue.number, analysis, index, context)
+            on_result(issue, result)
+            summary.add(result)
+            if index is not None:
+                index.add(issue.number, result.report, result.decision.findings, state=issue.state,
+                          created_at=issue.created_at, url=issue.url)
+            if progress is not None:
+                progress(n)
     summary.seconds = time.perf_counter() - start
     return summary
-
-
-def _forks() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _readable_as_of(index: Indexer, issues: list[IssueRecord]) -> bool:
-    """Whether `index` can be searched as of each issue's turn after adding them all: a store that keeps marks,
-    and no issue that would replace one (a number held already or repeated)."""
-    if getattr(index, "mark", None) is None or index.mark() is None:  # type: ignore[attr-defined]
-        return False
-    numbers = [issue.number for issue in issues]
-    return len(set(numbers)) == len(numbers) and not index.holds_any(numbers)  # type: ignore[attr-defined]
-
-
-def _add(index: Indexer, issue: IssueRecord, report: Report, findings: tuple[Finding, ...]) -> None:
-    index.add(issue.number, report, findings, state=issue.state, created_at=issue.created_at, url=issue.url)
-
-
-@contextmanager
-def _decided_here(issues: Iterable[IssueRecord], rules: RuleSet, index: Indexer | None, jobs: int,
-                  sources: SourceIndex | None) -> Iterator[Iterator[tuple[IssueRecord, Triage]]]:
-    """Duplicates and comment in this process, each issue added to the index once handed on."""
-    def triaged(analysed: Iterator[Analysed]) -> Iterator[tuple[IssueRecord, Triage]]:
-        for issue, analysis, doc, context in analysed:
-            if doc is not None:
-                prebuilt(analysis.report, analysis.findings, doc)
-            result = decide(issue.number, analysis, index, context)
-            yield issue, result
-            if index is not None:
-                _add(index, issue, result.report, result.decision.findings)
-
-    with _analyses(issues, rules, jobs, docs=index is not None, sources=sources) as analysed:
-        yield triaged(analysed)
-
-
-WINDOW = 1024     # issues added to the index before workers forked from this process search them
-
-
-@contextmanager
-def _searched_in_workers(issues: list[IssueRecord], rules: RuleSet, index: AsOfIndexer, jobs: int,
-                         sources: SourceIndex | None) -> Iterator[Iterator[tuple[IssueRecord, Triage]]]:
-    """The analyses come from workers as in `_decided_here`; this process adds a window of them to the index
-    (remembering its mark before each), then forks `jobs` workers that search each issue of the window in the
-    index as of its mark and render its comment (an issue's duplicates depend only on the issues before it)."""
-    def triaged(analysed: Iterator[Analysed]) -> Iterator[tuple[IssueRecord, Triage]]:
-        window: list[Searched] = []
-        for issue, analysis, doc, context in analysed:
-            mark = index.mark()
-            assert doc is not None and mark is not None
-            prebuilt(analysis.report, analysis.findings, doc)
-            _add(index, issue, analysis.report, analysis.findings)
-            window.append((issue, analysis, doc, context, mark))
-            if len(window) == WINDOW:
-                yield from _search_window(window, index, jobs)
-                window = []
-        if window:
-            yield from _search_window(window, index, jobs)
-
-    with _analyses(issues, rules, jobs, docs=True, sources=sources) as analysed:
-        yield triaged(analysed)
 
 
 YOUNG_OBJECTS = 50_000   # objects allocated (net) between two collections of the youngest generation; Python: 700
@@ -211,6 +136,9 @@ CHUNK = 16        # issues per message from a worker
 AHEAD = 4         # messages a worker may have waiting before it pauses (bounded memory)
 
 
+Analysed = tuple[Analysis, IssueDoc | None, dict[str, Any]]   # what a worker sends per issue
+
+
 # What the main process never reads of a report (the duplicate document and the comment's context are made in
 # the worker): the parse's intermediate text, most of a pickled report. Results from workers carry the report
 # without it.
@@ -218,7 +146,7 @@ _LEFT_IN_WORKER: dict[str, Any] = {"body": "", "sections": (), "description": ""
                                    "tracebacks": (), "cut_frames": (), "commands": (), "non_default_args": None}
 
 
-def _analyse_one(issue: IssueRecord) -> tuple[Analysis, IssueDoc | None, dict[str, Any]]:
+def _analyse_one(issue: IssueRecord) -> Analysed:
     assert _WORKER_RULES is not None
     analysis = analyse(issue.title, issue.body, _WORKER_RULES, _WORKER_SOURCES, issue.created_at)
     report, findings = analysis.report, analysis.findings
@@ -236,7 +164,7 @@ def _work(w: int, jobs: int, out: Any) -> None:
         out.put(("failed", traceback.format_exc()))
 
 
-def _chunk_from(inbox: Any, worker: Any) -> list[Any]:
+def _chunk_from(inbox: Any, worker: Any) -> list[Analysed]:
     while True:
         try:
             item = inbox.get(timeout=1.0)
@@ -249,23 +177,46 @@ def _chunk_from(inbox: Any, worker: Any) -> list[Any]:
         return item
 
 
-def _in_order(n: int, inboxes: list[Any], workers: list[Any]) -> Iterator[Any]:
-    """The results of items 0 .. n-1, which worker w sends by chunks w, w + jobs, … (see `_work`)."""
-    for c in range(0, (n + CHUNK - 1) // CHUNK):
+def _in_order(issues: list[IssueRecord], inboxes: list[Any],
+              workers: list[Any]) -> Iterator[tuple[IssueRecord, Analysis, dict[str, Any] | None]]:
+    for c, start in enumerate(range(0, len(issues), CHUNK)):
         w = c % len(workers)
-        yield from _chunk_from(inboxes[w], workers[w])
+        batch = _chunk_from(inboxes[w], workers[w])
+        for issue, result in zip(issues[start:start + CHUNK], batch, strict=True):
+            yield _received(issue, result)
+
+
+def _received(issue: IssueRecord, result: Analysed) -> tuple[IssueRecord, Analysis, dict[str, Any] | None]:
+    analysis, doc, context = result
+    if doc is not None:
+        prebuilt(analysis.report, analysis.findings, doc)
+    return issue, analysis, context
 
 
 @contextmanager
-def _workers(target: Callable[[int, int, Any], None], jobs: int) -> Iterator[tuple[list[Any], list[Any]]]:
-    """`jobs` forked processes running target(w, jobs, queue w), each with its own queue; stopped on the way out."""
+def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int, docs: bool = False,
+              sources: SourceIndex | None = None
+              ) -> Iterator[Iterator[tuple[IssueRecord, Analysis, dict[str, Any] | None]]]:
+    """(issue, analysis, comment context) in order; with workers, each also builds the issue's comment context
+    and, when `docs`, its duplicate document (without workers, decide builds the comment context).
+
+    Worker w analyses chunks w, w + jobs, … and sends each as one message on its own queue; this process reads
+    the queues in turn, in its own thread (no pool threads competing with the duplicate search for the GIL)."""
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield ((issue, analyse(issue.title, issue.body, rules, sources, issue.created_at), None) for issue in issues)
+        return
+    global _WORKER_RULES, _WORKER_SOURCES, _WORKER_DOCS, _WORKER_ISSUES
+    _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
+    _WORKER_SOURCES = sources
+    _WORKER_DOCS = docs
+    _WORKER_ISSUES = issues = list(issues)
     ctx = multiprocessing.get_context("fork")
     inboxes = [ctx.Queue(AHEAD) for _ in range(jobs)]
-    workers = [ctx.Process(target=target, args=(w, jobs, inboxes[w]), daemon=True) for w in range(jobs)]
+    workers = [ctx.Process(target=_work, args=(w, jobs, inboxes[w]), daemon=True) for w in range(jobs)]
     try:
         for worker in workers:
             worker.start()
-        yield inboxes, workers
+        yield _in_order(issues, inboxes, workers)
     finally:
         for worker in workers:
             if worker.is_alive():
@@ -274,76 +225,10 @@ def _workers(target: Callable[[int, int, Any], None], jobs: int) -> Iterator[tup
                 worker.join()
         for inbox in inboxes:
             inbox.close()
-
-
-# (issue, analysis, duplicate document, comment context) as `_analyses` yields them
-Analysed = tuple[IssueRecord, Analysis, IssueDoc | None, dict[str, Any] | None]
-
-
-@contextmanager
-def _analyses(issues: Iterable[IssueRecord], rules: RuleSet, jobs: int, docs: bool = False,
-              sources: SourceIndex | None = None) -> Iterator[Iterator[Analysed]]:
-    """(issue, analysis, duplicate document, comment context) in order; with workers, each also builds the
-    issue's comment context and, when `docs`, its duplicate document (else None: built when searched).
-
-    Worker w analyses chunks w, w + jobs, … and sends each as one message on its own queue; this process reads
-    the queues in turn, in its own thread (no pool threads competing with the duplicate search for the GIL)."""
-    if jobs <= 1 or not _forks():
-        yield ((issue, analyse(issue.title, issue.body, rules, sources, issue.created_at), None, None)
-               for issue in issues)
-        return
-    global _WORKER_RULES, _WORKER_SOURCES, _WORKER_DOCS, _WORKER_ISSUES
-    _WORKER_RULES = rules  # compiled RE2 patterns do not pickle: workers inherit them by forking
-    _WORKER_SOURCES = sources
-    _WORKER_DOCS = docs
-    _WORKER_ISSUES = issues = list(issues)
-    try:
-        with _workers(_work, jobs) as (inboxes, workers):
-            yield ((issue, *result) for issue, result in zip(issues, _in_order(len(issues), inboxes, workers),
-                                                              strict=True))
-    finally:
         _WORKER_RULES = None
         _WORKER_SOURCES = None
         _WORKER_DOCS = False
         _WORKER_ISSUES = []
-
-
-# One issue of a window searched by replay's workers: the issue, its analysis, duplicate document and comment
-# context, and the index's mark before it was added.
-Searched = tuple[IssueRecord, Analysis, IssueDoc, dict[str, Any] | None, Mark]
-_SEARCH_WINDOW: list[Searched] = []
-_SEARCH_INDEX: AsOfIndexer | None = None
-
-
-def _search_one(item: Searched) -> tuple[tuple[Candidate, ...], tuple[Candidate, ...], str | None]:
-    assert _SEARCH_INDEX is not None
-    issue, analysis, doc, context, mark = item
-    prebuilt(analysis.report, analysis.findings, doc)
-    decision = decide(issue.number, analysis, _SEARCH_INDEX.as_of(mark), context).decision
-    return decision.duplicates, decision.related, decision.comment
-
-
-def _search(w: int, jobs: int, out: Any) -> None:
-    """Search worker w of `jobs`: chunks w, w + jobs, … of the window it inherited by forking."""
-    gc.freeze()   # what it inherited stays shared: its collections leave those pages alone
-    try:
-        for start in range(w * CHUNK, len(_SEARCH_WINDOW), jobs * CHUNK):
-            out.put([_search_one(item) for item in _SEARCH_WINDOW[start:start + CHUNK]])
-    except BaseException:  # any failure is handed to the main process, which raises it
-        out.put(("failed", traceback.format_exc()))
-
-
-def _search_window(window: list[Searched], index: AsOfIndexer, jobs: int) -> Iterator[tuple[IssueRecord, Triage]]:
-    global _SEARCH_WINDOW, _SEARCH_INDEX
-    _SEARCH_WINDOW, _SEARCH_INDEX = window, index
-    try:
-        _search_one(window[0])   # what every search loads lazily (NumPy, the comment's templates): once, before forking
-        with _workers(_search, jobs) as (inboxes, workers):
-            for (issue, analysis, _, _, _), found in zip(window, _in_order(len(window), inboxes, workers),
-                                                         strict=True):
-                yield issue, decided(issue.number, analysis, *found)
-    finally:
-        _SEARCH_WINDOW, _SEARCH_INDEX = [], None
 
 
 def progress_bar(total: int, stream: TextIO = sys.stderr) -> Callable[[int], None]:

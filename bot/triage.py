@@ -93,15 +93,9 @@ def decide(number: int, analysis: Analysis, similar: SimilarIssues | None = None
     report, findings = analysis.report, analysis.findings
     duplicates, related = similar_issues(similar, report, findings, number) if similar is not None else ((), ())
     comment = render_comment(report, findings, duplicates, report.needs_info, number=number, context=comment_context)
-    return decided(number, analysis, duplicates, related, comment)
-
-
-def decided(number: int, analysis: Analysis, duplicates: tuple[Candidate, ...], related: tuple[Candidate, ...],
-            comment: str | None) -> Triage:
-    """The triage of an analysed issue once its duplicates and comment are known (decide, or replay's workers)."""
-    decision = Decision(labels=analysis.labels, findings=analysis.findings, needs_info=analysis.report.needs_info,
+    decision = Decision(labels=analysis.labels, findings=findings, needs_info=report.needs_info,
                         duplicates=duplicates, comment=comment, related=related)
-    return Triage(number, analysis.report, decision)
+    return Triage(number, report, decision)
 
 
 def triage(number: int, title: str | None, body: str | None, rules: RuleSet,

@@ -3,7 +3,6 @@ and the "closed as a duplicate of #N" links found in exported issues."""
 
 from __future__ import annotations
 
-import copy
 import re
 import sys
 import time
@@ -13,7 +12,6 @@ from typing import Any
 
 from bot.decision import Candidate, Finding
 from bot.dupes.index import DuplicateIndex
-from bot.dupes.store import Mark
 from bot.export import IssueRecord
 from bot.report import parse
 from bot.report.model import Report
@@ -71,17 +69,6 @@ class ChronologicalIndex:
     def add(self, number: int, report: Report, findings: tuple[Finding, ...], **kwargs: Any) -> None:
         kwargs.setdefault("duplicate_of", self._targets.get(number))
         self.index.add(number, report, findings, **kwargs)
-
-    def mark(self) -> Mark | None:
-        return self.index.mark()
-
-    def as_of(self, mark: Mark) -> ChronologicalIndex:
-        view = copy.copy(self)
-        view.index = self.index.as_of(mark)
-        return view
-
-    def holds_any(self, numbers: Iterable[int]) -> bool:
-        return self.index.holds_any(numbers)
 
     def close(self) -> None:
         self.index.close()

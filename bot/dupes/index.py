@@ -10,9 +10,8 @@ Search is two-stage so its cost does not grow with the history:
 
 from __future__ import annotations
 
-import copy
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -32,7 +31,7 @@ from bot.dupes.scoring import (
     reason,
     self_score,
 )
-from bot.dupes.store import IndexStore, Mark, MemoryIndexStore, StoredIssue
+from bot.dupes.store import IndexStore, MemoryIndexStore, StoredIssue
 from bot.report.model import Report
 
 POSTINGS_BUDGET = 1200     # postings read per query in stage 1, whatever the size of the history
@@ -94,22 +93,6 @@ class DuplicateIndex:
 
     def close(self) -> None:
         self.store.close()
-
-    def mark(self) -> Mark | None:
-        """The index as it is now, for `as_of` (None: its store cannot be read as of a mark)."""
-        mark = getattr(self.store, "mark", None)
-        return mark() if mark is not None else None
-
-    def holds_any(self, numbers: Iterable[int]) -> bool:
-        return bool(self.store.get_many(numbers))
-
-    def as_of(self, mark: Mark) -> DuplicateIndex:
-        """This index read as it was at `mark` (from `mark()`; only new issues added since): searches give what
-        they gave then. Shares this index's caches of decoded issues."""
-        view = copy.copy(self)
-        view.store = self.store.as_of(mark)  # type: ignore[attr-defined]
-        view._last = None
-        return view
 
     def __len__(self) -> int:
         return self.store.count()

@@ -10,12 +10,10 @@ from __future__ import annotations
 import marshal
 import sys
 from array import array
-from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any, Protocol
 
 KEY_LIMIT = 50          # issues remembered per key at query time, newest first
@@ -36,16 +34,6 @@ class StoredIssue:
     vector: dict[str, float] = field(default_factory=dict, hash=False)
     meta: dict[str, Any] = field(default_factory=dict, hash=False)   # see document.doc_meta
     keys: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A MemoryIndexStore as it was at one moment: `as_of` reads it so after later puts of new issues."""
-
-    docs: int                          # document ids below this had been put
-    count: int
-    newest: tuple[str, int] | None
-    rewrites: int                      # edits and duplicate links so far: as_of needs the same (none since)
 
 
 class IndexStore(Protocol):
@@ -164,7 +152,6 @@ class MemoryIndexStore:
         self._decoded: OrderedDict[int, StoredIssue] = OrderedDict()
         # the latest (created_at, number) ever put: a `before` after it filters nothing (a replay from scratch)
         self._newest: tuple[str, int] | None = None
-        self._rewrites = 0      # puts that replaced an issue, duplicate links set
 
     def _term_id(self, term: str) -> int:
         tid = self._term_ids.get(term)
@@ -188,7 +175,6 @@ class MemoryIndexStore:
         if self._newest is None or (issue.created_at, number) > self._newest:
             self._newest = (issue.created_at, number)
         if number in self._issues:
-            self._rewrites += 1
             self._unindex(number)
         doc = self._doc_ids.get(number)
         if doc is None:
@@ -264,90 +250,62 @@ class MemoryIndexStore:
         tid = self._term_ids.get(term)
         return None if tid is None else self._postings[tid]
 
-    def mark(self) -> Mark:
-        return Mark(len(self._numbers), len(self._issues), self._newest, self._rewrites)
-
-    def as_of(self, mark: Mark) -> StoreAsOf:
-        """Reads of this store as it was at `mark`, exactly, as long as it has only been given new issues since."""
-        if mark.rewrites != self._rewrites:
-            raise ValueError("the store was edited since the mark: it cannot be read as it was")
-        return StoreAsOf(self, mark)
-
-    def _held(self, docs: array, upto: int | None) -> int:
-        """How many of a postings or key list's first entries are documents below `upto` (None: all). Documents put
-        after a mark are new issues appended in increasing order, so those below `upto` come first."""
-        return len(docs) if upto is None else bisect_left(docs, upto)
-
-    def df(self, terms: Sequence[str], upto: int | None = None) -> dict[str, int]:
+    def df(self, terms: Sequence[str]) -> dict[str, int]:
         out = {}
         term_ids, postings = self._term_ids, self._postings
         for t in terms:
             tid = term_ids.get(t)
-            if tid is not None and (df := self._held(postings[tid].docs, upto)):
+            if tid is not None and (df := len(postings[tid].docs)):
                 out[t] = df
         return out
 
     def _earlier(self, number: int, before: tuple[str, int]) -> bool:
         return (self._issues[number][3], number) < before
 
-    def _filter(self, before: Before, mark: Mark | None = None) -> Before:
-        """`before`, or None when every issue held (at `mark`) was created before it."""
-        newest = self._newest if mark is None else mark.newest
-        return None if before is None or newest is None or newest < before else before
+    def _filter(self, before: Before) -> Before:
+        """`before`, or None when every issue held was created before it."""
+        return None if before is None or self._newest is None or self._newest < before else before
 
-    def postings(self, terms: Sequence[str], before: Before = None,
-                 mark: Mark | None = None) -> Iterator[tuple[str, int, float]]:
-        before = self._filter(before, mark)
+    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
+        before = self._filter(before)
         numbers = self._numbers
-        upto = None if mark is None else mark.docs
         for t in terms:
             plist = self._live(t)
             if plist is None:
                 continue
-            held = self._held(plist.docs, upto)
-            for doc, w in islice(plist.items(), held):
+            for doc, w in plist.items():
                 number = numbers[doc]
                 if before is None or self._earlier(number, before):
                     yield t, number, w
 
     def best(self, weights: dict[str, float], limit: int, exclude: int | None = None,
-             before: Before = None, mark: Mark | None = None) -> list[int]:
+             before: Before = None) -> list[int]:
         """The `limit` issues (not `exclude`, created before `before`) with the largest Σ weight(term) · w(term,
         issue) over the terms' postings, best first, ties in the order `postings` first yields them: what sorting
         the sums that a loop over `postings` adds gives, summed in compiled code (bot/dupes/postings_sums.py)."""
-        before = self._filter(before, mark)
-        size = len(self._numbers) if mark is None else mark.docs
-        postings = []
-        for t, q in weights.items():
-            plist = self._live(t)
-            if plist is None or not (held := self._held(plist.docs, None if mark is None else size)):
-                continue
-            if held == len(plist.docs):
-                postings.append((plist.docs, plist.weights, q))
-            else:
-                postings.append((plist.docs[:held], plist.weights[:held], q))
+        before = self._filter(before)
+        postings = [(plist.docs, plist.weights, q) for t, q in weights.items()
+                    if (plist := self._live(t)) is not None and plist.docs]
         best_sums = _summed_best      # a few postings (a small history) cost less in a loop than NumPy's calls
         if sum(len(docs) for docs, _, _ in postings) >= COMPILED_SUMS_FROM:
             from bot.dupes.postings_sums import best_sums
         numbers = self._numbers
         left_out: set[int] = set()
-        if exclude is not None and self._doc_ids.get(exclude, size) < size:
+        if exclude is not None and exclude in self._doc_ids:
             left_out.add(self._doc_ids[exclude])
         if before is not None:
             left_out.update(d for docs, _, _ in postings for d in docs if not self._earlier(numbers[d], before))
-        return [numbers[d] for d in best_sums(postings, size, limit, left_out)]
+        return [numbers[d] for d in best_sums(postings, len(numbers), limit, left_out)]
 
     def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
-                       before: Before = None, mark: Mark | None = None) -> dict[str, list[int]]:
-        before = self._filter(before, mark)
+                       before: Before = None) -> dict[str, list[int]]:
+        before = self._filter(before)
         out = {}
         for k in keys:
             kid = self._key_ids.get(k)
             if kid is None:
                 continue
-            numbers: Sequence[int] = self._keys[kid]
-            if mark is not None:
-                numbers = numbers[:bisect_left(numbers, mark.docs, key=self._doc_ids.__getitem__)]
+            numbers: Iterable[int] = self._keys[kid]
             if before is not None:
                 numbers = [n for n in numbers if self._earlier(n, before)]
             if numbers:
@@ -357,52 +315,8 @@ class MemoryIndexStore:
     def set_duplicate_of(self, number: int, target: int | None) -> None:
         record = self._issues.get(number)
         if record is not None:
-            self._rewrites += 1
             self._issues[number] = (*record[:4], target, *record[5:])
             self._decoded.pop(number, None)
-
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        yield
-
-    def close(self) -> None:
-        return None
-
-
-class StoreAsOf:
-    """A MemoryIndexStore read as it was at a `Mark` while it holds later issues too (replay searches each issue
-    as of its turn after adding them all): the counts, document frequencies, postings, keys and issues of then."""
-
-    def __init__(self, store: MemoryIndexStore, mark: Mark) -> None:
-        self._store = store
-        self._mark = mark
-
-    def count(self) -> int:
-        return self._mark.count
-
-    def df(self, terms: Sequence[str]) -> dict[str, int]:
-        return self._store.df(terms, self._mark.docs)
-
-    def postings(self, terms: Sequence[str], before: Before = None) -> Iterator[tuple[str, int, float]]:
-        return self._store.postings(terms, before, self._mark)
-
-    def best(self, weights: dict[str, float], limit: int, exclude: int | None = None,
-             before: Before = None) -> list[int]:
-        return self._store.best(weights, limit, exclude, before, self._mark)
-
-    def numbers_by_key(self, keys: Sequence[str], limit: int = KEY_LIMIT,
-                       before: Before = None) -> dict[str, list[int]]:
-        return self._store.numbers_by_key(keys, limit, before, self._mark)
-
-    def get_many(self, numbers: Iterable[int]) -> dict[int, StoredIssue]:
-        doc_ids, upto = self._store._doc_ids, self._mark.docs
-        return self._store.get_many(n for n in numbers if doc_ids.get(n, upto) < upto)
-
-    def put(self, issue: StoredIssue) -> None:
-        raise TypeError("a store read as of a mark is read only")
-
-    def set_duplicate_of(self, number: int, target: int | None) -> None:
-        raise TypeError("a store read as of a mark is read only")
 
     @contextmanager
     def batch(self) -> Iterator[None]:
