@@ -145,13 +145,26 @@ def bm25f_vector(fields: dict[str, list[str]]) -> dict[str, float]:
     return {t: round(w * (K1 + 1.0) / (w + K1), 4) for t, w in vector.items()}
 
 
+# A finding below this confidence names a failure's class, not its cause (CUDA OOM outside the phases other
+# rules identify, a hang at start-up, a log line that is not the error): shared, it weighs like a shared
+# error, not like a diagnosis.
+GENERIC_CONFIDENCE = 0.6
+GENERIC_MARK = "~"
+
+
 def rule_entry(finding: Finding) -> str:
-    """How a diagnosis is stored: the rule id, and which of the rule's root causes when the rule keys them."""
-    return f"{finding.rule}={finding.duplicate_key}" if finding.duplicate_key else finding.rule
+    """How a diagnosis is stored: the rule id, which of the rule's root causes when the rule keys them, and a
+    leading `~` for a generic finding (below GENERIC_CONFIDENCE)."""
+    entry = f"{finding.rule}={finding.duplicate_key}" if finding.duplicate_key else finding.rule
+    return GENERIC_MARK + entry if finding.confidence < GENERIC_CONFIDENCE else entry
 
 
 def rule_id(entry: str) -> str:
-    return entry.partition("=")[0]
+    return entry.partition("=")[0].lstrip(GENERIC_MARK)
+
+
+def is_generic(entry: str) -> bool:
+    return entry.startswith(GENERIC_MARK)
 
 
 # a description this long, with this much of the reporter's own text, is not a template or a one-liner

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from bot.dupes.document import FLAG_PREFIX, IssueDoc
+from bot.dupes.document import FLAG_PREFIX, GENERIC_MARK, IssueDoc, is_generic, rule_id
 from bot.dupes.request_terms import Asked
 from bot.dupes.signature import Signature, describe_site
 from bot.report.model import Entity
@@ -27,7 +27,8 @@ class Policy:
 
     score = w_text·text + w_rule·[same diagnosis] + (w_signature + w_frames·[same frames])·[same error or site],
     capped at 1, linked at `threshold`. With the defaults:
-      * the same diagnosis (rule id) links by itself: a rule names the root cause;
+      * the same diagnosis (rule id) links by itself: a rule names the root cause; a generic finding (below
+        document.GENERIC_CONFIDENCE) names only the failure's class and weighs like the same error;
       * the same normalised error needs text ≥ (threshold − w_signature) / w_text ≈ 0.36 as well, because
         generic errors (CUDA OOM, a failed import) are shared by unrelated root causes; the same raise site in
         vLLM (the source index's `site:` key: the same statement, whatever its line, hole values or where the
@@ -113,6 +114,7 @@ class Match:
     same_frames: bool = False
     site: str | None = None                  # a shared raise site's key (bot/dupes/signature.py site_key)
     shared_rules: tuple[str, ...] = ()
+    generic_rules: bool = False              # every shared diagnosis is a generic finding (document.is_generic)
     same_body: bool = False                  # the same substantial description (a re-filed report)
     rule_conflict: bool = False              # both diagnosed, no diagnosis in common
     shared_flags: tuple[str, ...] = ()
@@ -167,13 +169,15 @@ def compare(query: IssueDoc, doc: IssueDoc, text: float, shared_terms: tuple[str
                 break
     site = next((k for k in query.sites if k in doc.sites), None) if query.sites and doc.sites else None
     shared_rules = shared_diagnoses(query.rules, doc.rules) if query.rules and doc.rules else ()
+    generic = bool(shared_rules) and all(generic_diagnosis(r, query.rules, doc.rules) for r in shared_rules)
     conflict = bool(query.rules) and bool(doc.rules) and not shared_rules
     shared_flags = tuple(f for f in query.flags if f in doc.flags) if query.flags and doc.flags else ()
     same_body = bool(query.body_key) and query.body_key == doc.body_key
     entities, entity_conflict = shared_entities(query.entities, doc.entities)
     subject_overlap, subject = subject_match(query, doc, asked, idfs or {}) if asked is not None else (0.0, ())
     return Match(text=text, signature=sig, same_frames=same_frames, site=site, shared_rules=shared_rules,
-                 same_body=same_body, rule_conflict=conflict, shared_flags=shared_flags, shared_terms=shared_terms,
+                 generic_rules=generic, same_body=same_body, rule_conflict=conflict, shared_flags=shared_flags,
+                 shared_terms=shared_terms,
                  query_terms=len(query.vector), entities=entities, entity_conflict=entity_conflict,
                  kind=query.kind, query_has_error=bool(query.signatures or query.sites),
                  subject=subject, subject_overlap=subject_overlap)
@@ -232,12 +236,17 @@ def shared_diagnoses(query: tuple[str, ...], doc: tuple[str, ...]) -> tuple[str,
     agree: the same rule for another architecture or library is another root cause. A missing key agrees with any."""
     out: list[str] = []
     for q in query:
-        qid, _, qkey = q.partition("=")
+        qid, _, qkey = q.lstrip(GENERIC_MARK).partition("=")
         for d in doc:
-            did, _, dkey = d.partition("=")
+            did, _, dkey = d.lstrip(GENERIC_MARK).partition("=")
             if qid == did and (not qkey or not dkey or qkey == dkey) and qid not in out:
                 out.append(qid)
     return tuple(out)
+
+
+def generic_diagnosis(rule: str, query: tuple[str, ...], doc: tuple[str, ...]) -> bool:
+    """Whether either report's finding of `rule` is generic: it names the failure's class, not its cause."""
+    return any(is_generic(e) and rule_id(e) == rule for e in (*query, *doc))
 
 
 def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
@@ -251,8 +260,10 @@ def combine(m: Match, policy: Policy = DEFAULT_POLICY) -> float:
         weights = policy.entity_weights
         best = max((weights.get(e.strength, 0.0) for e in m.entities), default=0.0)
         score += max(best, policy.w_subject) if same_subject else best
-    if m.shared_rules or m.same_body:
+    if m.same_body or (m.shared_rules and not m.generic_rules):
         score += policy.w_rule
+    elif m.shared_rules and not (m.signature is not None or m.site is not None):
+        score += policy.w_signature
     if (m.signature is not None or m.site is not None) and not (m.rule_conflict and policy.veto_rule_conflict):
         score += policy.w_signature + (policy.w_frames if m.same_frames or m.site is not None else 0.0)
     return min(score, 1.0)

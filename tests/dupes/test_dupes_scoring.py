@@ -106,3 +106,37 @@ def test_same_rule_and_same_key_or_an_unknown_key_is_shared():
         assert combine(m) >= DEFAULT_POLICY.threshold
         assert "same diagnosis: architecture-not-supported" in reason(m)
     assert "rule:architecture-not-supported" in a.keys   # retrieval by rule id, whatever the key
+
+
+def generic(rule: str):
+    from dataclasses import replace
+    return replace(finding(rule), confidence=0.55)
+
+
+def test_a_generic_diagnosis_weighs_like_a_shared_error_not_a_root_cause():
+    # a catch-all finding (CUDA OOM outside the phases other rules name) says what failed, not why
+    a = build_doc(pp_target_report(), (generic("cuda-out-of-memory"),))
+    b = build_doc(pp_target_report("x/Other-Model"), (generic("cuda-out-of-memory"),))
+    assert a.rules == ("~cuda-out-of-memory",) and "rule:cuda-out-of-memory" in a.keys
+    thin = compare(a, b, text=0.1)
+    assert thin.shared_rules == ("cuda-out-of-memory",) and thin.generic_rules
+    assert combine(thin) < DEFAULT_POLICY.threshold
+    assert "same diagnosis: cuda-out-of-memory" in reason(thin)
+    worded = compare(a, b, text=0.45)
+    assert combine(worded) >= DEFAULT_POLICY.threshold
+
+
+def test_a_diagnosis_generic_on_one_side_only_is_still_shared_but_generic():
+    a = build_doc(pp_target_report(), (generic("nccl-collective-timeout"),))
+    b = build_doc(pp_target_report("x/Other-Model"), (finding("nccl-collective-timeout"),))
+    m = compare(a, b, text=0.1)
+    assert m.shared_rules == ("nccl-collective-timeout",) and not m.rule_conflict and m.generic_rules
+    assert combine(m) < DEFAULT_POLICY.threshold
+
+
+def test_a_specific_diagnosis_beside_a_generic_one_still_links_by_itself():
+    a = build_doc(pp_target_report(), (generic("cuda-out-of-memory"), finding("cuda-oom-loading-model")))
+    b = build_doc(pp_target_report("x/Other-Model"), (generic("cuda-out-of-memory"), finding("cuda-oom-loading-model")))
+    m = compare(a, b, text=0.0)
+    assert not m.generic_rules
+    assert combine(m) >= DEFAULT_POLICY.threshold
