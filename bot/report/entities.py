@@ -200,6 +200,9 @@ TOPICS: tuple[Topic, ...] = (
           (("arm~", "aarch64", "gh200", "gb200", "grace hopper"),
            ("docker~", "image~", "container~", "build~", "wheel~")),
           unless=("cpu~",), asked=(*_ASKING_TOPIC_KINDS, "installation")),
+    Topic("image", "cpu", "an image or build of vLLM's CPU backend",
+          (("cpu~",), ("docker~", "image~", "container~", "build~", "wheel~")),
+          unless=("offload~",), tier=AREA, asked=(*_ASKING_TOPIC_KINDS, "installation")),
     Topic("deploy", "kubernetes", "deploying on Kubernetes", (("kubernetes", "k8s", "helm", "kserve"),), tier=AREA),
 )
 

@@ -167,3 +167,12 @@ def test_combine_weights_entities_by_strength_and_vetoes_near_misses():
     assert DEFAULT_POLICY.threshold_for(Match(text=0.1, kind="new-model", query_has_error=False)) == 0.7
     assert DEFAULT_POLICY.threshold_for(Match(text=0.1, kind="bug", query_has_error=False)) == 0.6
     assert DEFAULT_POLICY.threshold_for(Match(text=0.1, kind="usage", query_has_error=True)) == 0.6
+
+
+def test_a_cpu_image_and_an_arm64_gpu_image_are_a_near_miss():
+    cpu = parse("[Feature]: Dockerfile.cpu for aarch64", "Please provide a CPU-only image for my ARM server.")
+    gpu = parse("[Installation]: Dockerfile for aarch64", "Is there a Dockerfile that builds vLLM on aarch64?")
+    shared, conflict = shared_entities(cpu.entities, gpu.entities)
+    assert "platform=aarch64" in {e.key for e in shared} and conflict
+    m = Match(text=0.5, entities=shared, entity_conflict=conflict, kind="feature", query_has_error=False)
+    assert combine(m) < DEFAULT_POLICY.threshold_for(m)

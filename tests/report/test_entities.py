@@ -206,7 +206,10 @@ def test_an_arm64_image_asked_for_is_one_question_and_a_cpu_image_another():
                   "[Feature]: linux/arm64 build of the vllm-openai container"):
         got = keys(title, "")
         assert "topic:image=arm64" in got and "platform=aarch64" in got, title
-    assert "topic:image=arm64" not in keys("[Feature]: a CPU docker image for arm64", "")
+    cpu = keys("[Feature]: a CPU docker image for arm64", "")
+    assert "topic:image=arm64" not in cpu and "topic:image=cpu" in cpu
+    assert "topic:image=cpu" in keys("[Feature]: Dockerfile.cpu for aarch64 servers", "")
+    assert "topic:image=cpu" not in keys("[Usage]: docker image with cpu offload?", "")
     assert "topic:image=arm64" not in keys("[Installation]: arm64 docker build failed", "")   # a failure
     assert not [k for k in keys("[Feature]: docker image for GH200", "") if k.startswith("model=")]
 
