@@ -52,7 +52,7 @@ def parse(title: str | None, body: str | None) -> Report:
     kind, kind_source, title_text = detect_kind(title, body, sections)
     log = clean_log(body)
     lines = tuple([entry.text for entry in log])
-    errors = extract_all(_without_env_preamble(body, log), title)
+    errors = extract_all(_without_env_preamble(body, lines, log), title)
     tracebacks, exceptions, error_lines = errors.tracebacks, errors.exceptions, errors.error_lines
     commands = extract_commands(body, lines)
     nda = parse_non_default_args(lines)
@@ -93,12 +93,12 @@ _QUIET_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN"})
 _QUIET = LogLine("", None, None)
 
 
-def _without_env_preamble(body: str, log: tuple[LogLine, ...]) -> tuple[LogLine, ...]:
+def _without_env_preamble(body: str, lines: tuple[str, ...], log: tuple[LogLine, ...]) -> tuple[LogLine, ...]:
     """The log with collect_env's import-time log warnings blanked: they are not the report's error (a traceback
     of collect_env itself failing is kept)."""
     if "ollecting environment information" not in body:
         return log
-    quiet = [i for i in preamble_lines(body.splitlines()) if i < len(log) and log[i].level in _QUIET_LEVELS]
+    quiet = [i for i in preamble_lines(lines) if log[i].level in _QUIET_LEVELS]
     if not quiet:
         return log
     out = list(log)

@@ -120,7 +120,7 @@ def preamble_lines(lines: list[str] | tuple[str, ...], max_lines: int = 40) -> l
             continue
         for j in range(i + 1, min(len(lines), i + 1 + max_lines)):
             s = lines[j][:MAX_LINE].strip()
-            if s.startswith("### ") or label_of(s) is not None or (len(s) >= 10 and not s.strip("=")):
+            if s.startswith("### ") or label_of(s) is not None or is_banner(s):
                 break
             out.append(j)
     return out
